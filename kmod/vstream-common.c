@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vstream-common.c - file operations and ioctls shared by output and
+ * capture nodes: capabilities, format enumeration and negotiation, frame
+ * intervals, and the vb2 queue set-up.
+ */
+
+#include <linux/videodev2.h>
+#include <media/v4l2-event.h>
+#include <media/v4l2-ioctl.h>
+#include <media/videobuf2-vmalloc.h>
+
+#include "vstream.h"
+#include "vstream-compat.h"
+
+static char *card_label[VSTREAM_MAX_PIPES];
+module_param_array(card_label, charp, NULL, 0444);
+MODULE_PARM_DESC(card_label, "card name of each pipe (default \"vstream N\")");
+
+/*
+ * Once the producer owns buffers its format is the pipe's format: every
+ * reader that is not itself busy follows it.
+ */
+bool vstream_producer_locked(struct vstream_pipe *pipe)
+{
+	return vb2_is_busy(&pipe->out.queue);
+}
+
+static bool vstream_follows(struct vstream_node *node)
+{
+	if (node->output || !vstream_producer_locked(node->pipe))
+		return false;
+	vstream_cap_follow_producer(node);
+	return true;
+}
+
+int vstream_querycap(struct file *file, void *priv, struct v4l2_capability *cap)
+{
+	struct vstream_node *node = video_drvdata(file);
+	struct vstream_pipe *pipe = node->pipe;
+
+	strscpy(cap->driver, VSTREAM_NAME, sizeof(cap->driver));
+	if (card_label[pipe->id] && card_label[pipe->id][0])
+		strscpy(cap->card, card_label[pipe->id], sizeof(cap->card));
+	else
+		snprintf(cap->card, sizeof(cap->card), "vstream %u", pipe->id);
+	snprintf(cap->bus_info, sizeof(cap->bus_info), "platform:vstream-%u", pipe->id);
+	/*
+	 * Report only this node's direction: applications that still look at
+	 * capabilities rather than device_caps must never see a mem2mem-like
+	 * node.
+	 */
+	cap->capabilities = node->vdev.device_caps | V4L2_CAP_DEVICE_CAPS;
+	return 0;
+}
+
+int vstream_enum_fmt(struct file *file, void *priv, struct v4l2_fmtdesc *f)
+{
+	struct vstream_node *node = video_drvdata(file);
+	const struct vstream_format *vf;
+
+	if (vstream_follows(node)) {
+		if (f->index)
+			return -EINVAL;
+		vf = node->pipe->out.vfmt;
+	} else {
+		vf = vstream_format_by_index(f->index);
+		if (!vf)
+			return -EINVAL;
+	}
+	f->pixelformat = vf->fourcc;
+	f->flags = vf->compressed ? V4L2_FMT_FLAG_COMPRESSED : 0;
+	return 0;
+}
+
+int vstream_enum_framesizes(struct file *file, void *priv,
+			    struct v4l2_frmsizeenum *fsize)
+{
+	struct vstream_node *node = video_drvdata(file);
+	const struct vstream_format *vf;
+
+	if (fsize->index)
+		return -EINVAL;
+	if (vstream_follows(node)) {
+		struct v4l2_pix_format *pix = &node->pipe->out.fmt;
+
+		if (fsize->pixel_format != pix->pixelformat)
+			return -EINVAL;
+		fsize->type = V4L2_FRMSIZE_TYPE_DISCRETE;
+		fsize->discrete.width = pix->width;
+		fsize->discrete.height = pix->height;
+		return 0;
+	}
+	vf = vstream_find_format(fsize->pixel_format);
+	if (!vf)
+		return -EINVAL;
+	fsize->type = V4L2_FRMSIZE_TYPE_STEPWISE;
+	fsize->stepwise.min_width = VSTREAM_MIN_SIZE;
+	fsize->stepwise.max_width = round_down(vstream_max_width, vf->walign);
+	fsize->stepwise.step_width = vf->walign;
+	fsize->stepwise.min_height = VSTREAM_MIN_SIZE;
+	fsize->stepwise.max_height = round_down(vstream_max_height, vf->halign);
+	fsize->stepwise.step_height = vf->halign;
+	return 0;
+}
+
+int vstream_enum_frameintervals(struct file *file, void *priv,
+				struct v4l2_frmivalenum *fival)
+{
+	struct vstream_node *node = video_drvdata(file);
+	const struct vstream_format *vf;
+
+	if (fival->index)
+		return -EINVAL;
+	if (vstream_follows(node)) {
+		struct vstream_node *out = &node->pipe->out;
+
+		if (fival->pixel_format != out->fmt.pixelformat ||
+		    fival->width != out->fmt.width || fival->height != out->fmt.height)
+			return -EINVAL;
+		fival->type = V4L2_FRMIVAL_TYPE_DISCRETE;
+		fival->discrete = out->tpf;
+		return 0;
+	}
+	vf = vstream_find_format(fival->pixel_format);
+	if (!vf || fival->width < VSTREAM_MIN_SIZE || fival->width > vstream_max_width ||
+	    fival->height < VSTREAM_MIN_SIZE || fival->height > vstream_max_height ||
+	    fival->width % vf->walign || fival->height % vf->halign)
+		return -EINVAL;
+	fival->type = V4L2_FRMIVAL_TYPE_CONTINUOUS;
+	fival->stepwise.min.numerator = 1;
+	fival->stepwise.min.denominator = VSTREAM_FPS_MAX;
+	fival->stepwise.max.numerator = 1;
+	fival->stepwise.max.denominator = VSTREAM_FPS_MIN;
+	fival->stepwise.step.numerator = 1;
+	fival->stepwise.step.denominator = 1;
+	return 0;
+}
+
+int vstream_g_fmt(struct file *file, void *priv, struct v4l2_format *f)
+{
+	struct vstream_node *node = video_drvdata(file);
+
+	vstream_follows(node);
+	f->fmt.pix = node->fmt;
+	return 0;
+}
+
+int vstream_try_fmt(struct file *file, void *priv, struct v4l2_format *f)
+{
+	struct vstream_node *node = video_drvdata(file);
+	struct v4l2_pix_format *pix = &f->fmt.pix;
+	const struct vstream_format *vf;
+
+	if (vstream_follows(node)) {
+		*pix = node->pipe->out.fmt;
+		return 0;
+	}
+	vf = vstream_find_format(pix->pixelformat);
+	if (!vf)
+		vf = vstream_format_by_index(0);
+	vstream_fill_pix(vf, pix, node->output);
+	return 0;
+}
+
+int vstream_s_fmt(struct file *file, void *priv, struct v4l2_format *f)
+{
+	struct vstream_node *node = video_drvdata(file);
+	int ret;
+
+	ret = vstream_try_fmt(file, priv, f);
+	if (ret)
+		return ret;
+	if (vb2_is_busy(&node->queue)) {
+		/* The spec allows an unchanged format while buffers exist. */
+		if (!memcmp(&f->fmt.pix, &node->fmt, sizeof(node->fmt)))
+			return 0;
+		return -EBUSY;
+	}
+	node->fmt = f->fmt.pix;
+	node->vfmt = vstream_find_format(node->fmt.pixelformat);
+	if (!node->output)
+		vstream_cap_setup_tpg(node);
+	return 0;
+}
+
+int vstream_g_parm(struct file *file, void *priv, struct v4l2_streamparm *parm)
+{
+	struct vstream_node *node = video_drvdata(file);
+
+	if (parm->type != node->queue.type)
+		return -EINVAL;
+	vstream_follows(node);
+	if (node->output) {
+		memset(&parm->parm.output, 0, sizeof(parm->parm.output));
+		parm->parm.output.capability = V4L2_CAP_TIMEPERFRAME;
+		parm->parm.output.timeperframe = node->tpf;
+		parm->parm.output.writebuffers = 1;
+	} else {
+		memset(&parm->parm.capture, 0, sizeof(parm->parm.capture));
+		parm->parm.capture.capability = V4L2_CAP_TIMEPERFRAME;
+		parm->parm.capture.timeperframe = node->tpf;
+		parm->parm.capture.readbuffers = 1;
+	}
+	return 0;
+}
+
+int vstream_s_parm(struct file *file, void *priv, struct v4l2_streamparm *parm)
+{
+	struct vstream_node *node = video_drvdata(file);
+	struct v4l2_fract tpf;
+
+	if (parm->type != node->queue.type)
+		return -EINVAL;
+	if (!vstream_follows(node)) {
+		tpf = node->output ? parm->parm.output.timeperframe :
+				     parm->parm.capture.timeperframe;
+		vstream_clamp_tpf(&tpf);
+		mutex_lock(&node->pipe->work_lock);
+		node->tpf = tpf;
+		mutex_unlock(&node->pipe->work_lock);
+	}
+	return vstream_g_parm(file, priv, parm);
+}
+
+void vstream_return_buffers(struct vstream_node *node, enum vb2_buffer_state state)
+{
+	struct vstream_buffer *buf, *tmp;
+	LIST_HEAD(list);
+
+	spin_lock(&node->pipe->qlock);
+	list_splice_init(&node->active, &list);
+	spin_unlock(&node->pipe->qlock);
+	list_for_each_entry_safe(buf, tmp, &list, list) {
+		list_del(&buf->list);
+		vb2_buffer_done(&buf->vb.vb2_buf, state);
+	}
+}
+
+int vstream_queue_init(struct vstream_node *node)
+{
+	struct vb2_queue *q = &node->queue;
+
+	q->type = node->output ? V4L2_BUF_TYPE_VIDEO_OUTPUT : V4L2_BUF_TYPE_VIDEO_CAPTURE;
+	q->io_modes = VB2_MMAP | VB2_USERPTR | VB2_DMABUF |
+		      (node->output ? VB2_WRITE : VB2_READ);
+	q->drv_priv = node;
+	q->buf_struct_size = sizeof(struct vstream_buffer);
+	q->ops = node->output ? &vstream_out_qops : &vstream_cap_qops;
+	q->mem_ops = &vb2_vmalloc_memops;
+	q->timestamp_flags = node->output ? V4L2_BUF_FLAG_TIMESTAMP_COPY :
+					    V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC;
+	q->lock = &node->pipe->lock;
+	q->dev = node->pipe->v4l2_dev.dev;
+	return vb2_queue_init(q);
+}
+
+const struct v4l2_file_operations vstream_fops = {
+	.owner		= THIS_MODULE,
+	.open		= v4l2_fh_open,
+	.release	= vb2_fop_release,
+	.read		= vb2_fop_read,
+	.write		= vb2_fop_write,
+	.poll		= vb2_fop_poll,
+	.unlocked_ioctl	= video_ioctl2,
+	.mmap		= vb2_fop_mmap,
+};

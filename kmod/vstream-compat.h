@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vstream-compat.h - the few kernel API breaks between 6.1 and 7.0 that
+ * touch this driver.  Keep every version test here.
+ */
+#ifndef _VSTREAM_COMPAT_H_
+#define _VSTREAM_COMPAT_H_
+
+#include <linux/version.h>
+#include <media/videobuf2-v4l2.h>
+
+/* 6.8: q->num_buffers became private, read through vb2_get_num_buffers(). */
+static inline unsigned int vstream_vb2_num_buffers(struct vb2_queue *q)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+	return vb2_get_num_buffers(q);
+#else
+	return q->num_buffers;
+#endif
+}
+
+/*
+ * Before 7.0 a queue with q->lock must still name the helpers that drop
+ * it around a blocking DQBUF; 7.0 does that itself and removed the ops.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(7, 0, 0)
+#define VSTREAM_VB2_WAIT_OPS				\
+	.wait_prepare	= vb2_ops_wait_prepare,		\
+	.wait_finish	= vb2_ops_wait_finish,
+#else
+#define VSTREAM_VB2_WAIT_OPS
+#endif
+
+#endif

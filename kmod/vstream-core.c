@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vstream-core.c - module parameters, the platform device, and creation of
+ * the pipes and their video nodes.
+ */
+
+#include <linux/font.h>
+#include <linux/module.h>
+#include <linux/platform_device.h>
+#include <linux/slab.h>
+#include <linux/videodev2.h>
+#include <media/v4l2-event.h>
+
+#include "vstream.h"
+
+static unsigned int pipes = 1;
+module_param(pipes, uint, 0444);
+MODULE_PARM_DESC(pipes, "number of pipes (1-16, default 1)");
+
+static unsigned int readers = 1;
+module_param(readers, uint, 0444);
+MODULE_PARM_DESC(readers, "capture nodes per pipe, each gets every frame (1-4, default 1)");
+
+static int video_nr[VSTREAM_MAX_PIPES * (1 + VSTREAM_MAX_READERS)] = {
+	[0 ... VSTREAM_MAX_PIPES * (1 + VSTREAM_MAX_READERS) - 1] = -1
+};
+module_param_array(video_nr, int, NULL, 0444);
+MODULE_PARM_DESC(video_nr, "/dev/videoN numbers: output, then capture nodes, per pipe");
+
+unsigned int vstream_max_width = 8192;
+module_param_named(max_width, vstream_max_width, uint, 0444);
+MODULE_PARM_DESC(max_width, "largest frame width (default 8192)");
+
+unsigned int vstream_max_height = 8192;
+module_param_named(max_height, vstream_max_height, uint, 0444);
+MODULE_PARM_DESC(max_height, "largest frame height (default 8192)");
+
+unsigned int vstream_min_buffers = 2;
+module_param_named(min_buffers, vstream_min_buffers, uint, 0444);
+MODULE_PARM_DESC(min_buffers, "fewest buffers a queue allocates (2-32, default 2)");
+
+bool vstream_pace_output = true;
+module_param_named(pace_output, vstream_pace_output, bool, 0444);
+MODULE_PARM_DESC(pace_output,
+		 "consume output frames no faster than the output frame rate (default on); off: at once");
+
+static struct vstream_pipe *vstream_pipes[VSTREAM_MAX_PIPES];
+
+static ssize_t stats_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct vstream_node *node = video_get_drvdata(to_video_device(dev));
+	u64 frames, drops;
+
+	mutex_lock(&node->pipe->work_lock);
+	frames = node->frames;
+	drops = node->drops;
+	mutex_unlock(&node->pipe->work_lock);
+	return sysfs_emit(buf, "frames %llu\ndrops %llu\n", frames, drops);
+}
+static DEVICE_ATTR_RO(stats);
+
+static int vstream_node_init(struct vstream_pipe *pipe, struct vstream_node *node,
+			     bool output, unsigned int reader)
+{
+	struct video_device *vdev = &node->vdev;
+	int ret;
+
+	node->pipe = pipe;
+	node->output = output;
+	node->reader = reader;
+	INIT_LIST_HEAD(&node->active);
+
+	node->vfmt = vstream_format_by_index(0);
+	node->fmt.width = 640;
+	node->fmt.height = 480;
+	node->fmt.field = V4L2_FIELD_NONE;
+	vstream_fill_pix(node->vfmt, &node->fmt, output);
+	node->tpf.numerator = 1;
+	node->tpf.denominator = VSTREAM_FPS_DEFAULT;
+
+	ret = vstream_ctrls_init(node);
+	if (ret)
+		return ret;
+	ret = vstream_queue_init(node);
+	if (ret)
+		goto free_ctrls;
+
+	if (!output) {
+		tpg_init(&node->tpg, node->fmt.width, node->fmt.height);
+		ret = tpg_alloc(&node->tpg, vstream_max_width);
+		if (ret)
+			goto free_ctrls;
+		vstream_cap_setup_tpg(node);
+		v4l2_ctrl_handler_setup(&node->ctrls);
+	}
+
+	if (output)
+		snprintf(vdev->name, sizeof(vdev->name), "vstream-%u-output", pipe->id);
+	else if (pipe->readers > 1)
+		snprintf(vdev->name, sizeof(vdev->name), "vstream-%u-capture-%u",
+			 pipe->id, reader);
+	else
+		snprintf(vdev->name, sizeof(vdev->name), "vstream-%u-capture", pipe->id);
+	vdev->fops = &vstream_fops;
+	vdev->ioctl_ops = output ? &vstream_out_ioctl_ops : &vstream_cap_ioctl_ops;
+	vdev->release = video_device_release_empty;
+	vdev->v4l2_dev = &pipe->v4l2_dev;
+	vdev->queue = &node->queue;
+	vdev->lock = &pipe->lock;
+	vdev->vfl_dir = output ? VFL_DIR_TX : VFL_DIR_RX;
+	vdev->device_caps = V4L2_CAP_STREAMING | V4L2_CAP_READWRITE |
+			    (output ? V4L2_CAP_VIDEO_OUTPUT : V4L2_CAP_VIDEO_CAPTURE);
+	video_set_drvdata(vdev, node);
+	return 0;
+
+free_ctrls:
+	v4l2_ctrl_handler_free(&node->ctrls);
+	return ret;
+}
+
+static void vstream_node_cleanup(struct vstream_node *node)
+{
+	if (!node->pipe)
+		return;
+	if (!node->output)
+		tpg_free(&node->tpg);
+	v4l2_ctrl_handler_free(&node->ctrls);
+}
+
+static int vstream_node_register(struct vstream_node *node, int nr)
+{
+	int ret;
+
+	ret = video_register_device(&node->vdev, VFL_TYPE_VIDEO, nr);
+	if (ret)
+		return ret;
+	ret = device_create_file(&node->vdev.dev, &dev_attr_stats);
+	if (ret)
+		video_unregister_device(&node->vdev);
+	return ret;
+}
+
+static void vstream_pipe_destroy(struct vstream_pipe *pipe)
+{
+	unsigned int i;
+
+	video_unregister_device(&pipe->out.vdev);
+	for (i = 0; i < pipe->readers; i++)
+		video_unregister_device(&pipe->cap[i].vdev);
+	vstream_pipe_stop_thread(pipe);
+	vstream_node_cleanup(&pipe->out);
+	for (i = 0; i < pipe->readers; i++)
+		vstream_node_cleanup(&pipe->cap[i]);
+	v4l2_device_unregister(&pipe->v4l2_dev);
+	kvfree(pipe->last);
+	kfree(pipe);
+}
+
+static int vstream_pipe_create(struct device *dev, unsigned int id)
+{
+	struct vstream_pipe *pipe;
+	int *nr = &video_nr[id * (1 + readers)];
+	unsigned int i;
+	int ret;
+
+	pipe = kzalloc(sizeof(*pipe), GFP_KERNEL);
+	if (!pipe)
+		return -ENOMEM;
+	pipe->id = id;
+	pipe->readers = readers;
+	mutex_init(&pipe->lock);
+	mutex_init(&pipe->work_lock);
+	spin_lock_init(&pipe->qlock);
+	init_waitqueue_head(&pipe->wait);
+	snprintf(pipe->v4l2_dev.name, sizeof(pipe->v4l2_dev.name), "vstream-%u", id);
+	ret = v4l2_device_register(dev, &pipe->v4l2_dev);
+	if (ret) {
+		kfree(pipe);
+		return ret;
+	}
+	vstream_pipes[id] = pipe;
+
+	ret = vstream_node_init(pipe, &pipe->out, true, 0);
+	for (i = 0; !ret && i < readers; i++)
+		ret = vstream_node_init(pipe, &pipe->cap[i], false, i);
+	if (!ret)
+		ret = vstream_pipe_start_thread(pipe);
+	if (!ret)
+		ret = vstream_node_register(&pipe->out, nr[0]);
+	for (i = 0; !ret && i < readers; i++)
+		ret = vstream_node_register(&pipe->cap[i], nr[1 + i]);
+	if (ret) {
+		vstream_pipes[id] = NULL;
+		vstream_pipe_destroy(pipe);
+		return ret;
+	}
+	v4l2_info(&pipe->v4l2_dev, "output %s, %u reader(s) from %s\n",
+		  video_device_node_name(&pipe->out.vdev), readers,
+		  video_device_node_name(&pipe->cap[0].vdev));
+	return 0;
+}
+
+static void vstream_remove(struct platform_device *pdev)
+{
+	unsigned int i;
+
+	for (i = 0; i < VSTREAM_MAX_PIPES; i++) {
+		if (vstream_pipes[i])
+			vstream_pipe_destroy(vstream_pipes[i]);
+		vstream_pipes[i] = NULL;
+	}
+}
+
+static int vstream_probe(struct platform_device *pdev)
+{
+	const struct font_desc *font = find_font("VGA8x16");
+	unsigned int i;
+	int ret = 0;
+
+	if (font)
+		tpg_set_font(font->data);
+	for (i = 0; !ret && i < pipes; i++)
+		ret = vstream_pipe_create(&pdev->dev, i);
+	if (ret)
+		vstream_remove(pdev);
+	return ret;
+}
+
+static int vstream_platform_remove(struct platform_device *pdev)
+{
+	vstream_remove(pdev);
+	return 0;
+}
+
+static void vstream_pdev_release(struct device *dev)
+{
+}
+
+static struct platform_device vstream_pdev = {
+	.name		= VSTREAM_NAME,
+	.id		= -1,
+	.dev.release	= vstream_pdev_release,
+};
+
+static struct platform_driver vstream_pdrv = {
+	.probe		= vstream_probe,
+	.remove		= vstream_platform_remove,
+	.driver		= {
+		.name	= VSTREAM_NAME,
+		/* Nodes live as long as the module: no unbind from sysfs. */
+		.suppress_bind_attrs = true,
+	},
+};
+
+static int __init vstream_init(void)
+{
+	int ret;
+
+	if (!pipes || pipes > VSTREAM_MAX_PIPES || !readers ||
+	    readers > VSTREAM_MAX_READERS || vstream_min_buffers < 2 ||
+	    vstream_min_buffers > VSTREAM_MAX_BUFFERS ||
+	    vstream_max_width < VSTREAM_MIN_SIZE || vstream_max_width > 16384 ||
+	    vstream_max_height < VSTREAM_MIN_SIZE || vstream_max_height > 16384) {
+		pr_err("vstream: parameter out of range\n");
+		return -EINVAL;
+	}
+	ret = platform_device_register(&vstream_pdev);
+	if (ret)
+		return ret;
+	ret = platform_driver_register(&vstream_pdrv);
+	if (ret)
+		platform_device_unregister(&vstream_pdev);
+	return ret;
+}
+
+static void __exit vstream_exit(void)
+{
+	platform_driver_unregister(&vstream_pdrv);
+	platform_device_unregister(&vstream_pdev);
+}
+
+module_init(vstream_init);
+module_exit(vstream_exit);
+
+MODULE_DESCRIPTION("Virtual V4L2 streaming pipes: output nodes feeding capture nodes");
+MODULE_AUTHOR("The vstream developers");
+MODULE_LICENSE("GPL");
+MODULE_VERSION("0.1.0");

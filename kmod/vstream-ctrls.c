@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vstream-ctrls.c - controls: minimum buffer counts on both nodes, and on
+ * capture nodes the test pattern and what readers get while no producer
+ * streams.
+ */
+
+#include <media/v4l2-ctrls.h>
+
+#include "vstream.h"
+
+static const char * const vstream_idle_menu[] = {
+	"Test Pattern",
+	"Last Frame",
+	NULL,
+};
+
+static int vstream_s_ctrl(struct v4l2_ctrl *ctrl)
+{
+	struct vstream_node *node = container_of(ctrl->handler, struct vstream_node, ctrls);
+	struct vstream_pipe *pipe = node->pipe;
+	unsigned int i;
+
+	/* The pipe thread reads these, so change them between its rounds. */
+	mutex_lock(&pipe->work_lock);
+	switch (ctrl->id) {
+	case V4L2_CID_TEST_PATTERN:
+		tpg_s_pattern(&node->tpg, ctrl->val);
+		break;
+	case VSTREAM_CID_IDLE_MODE:
+		node->idle_mode = ctrl->val;
+		pipe->keep_last = false;
+		for (i = 0; i < pipe->readers; i++)
+			if (pipe->cap[i].idle_mode == VSTREAM_IDLE_LAST)
+				pipe->keep_last = true;
+		break;
+	}
+	mutex_unlock(&pipe->work_lock);
+	return 0;
+}
+
+static const struct v4l2_ctrl_ops vstream_ctrl_ops = {
+	.s_ctrl = vstream_s_ctrl,
+};
+
+static const struct v4l2_ctrl_config vstream_ctrl_idle = {
+	.ops = &vstream_ctrl_ops,
+	.id = VSTREAM_CID_IDLE_MODE,
+	.name = "Frames Without Producer",
+	.type = V4L2_CTRL_TYPE_MENU,
+	.max = VSTREAM_IDLE_LAST,
+	.def = VSTREAM_IDLE_PATTERN,
+	.qmenu = vstream_idle_menu,
+};
+
+int vstream_ctrls_init(struct vstream_node *node)
+{
+	struct v4l2_ctrl_handler *hdl = &node->ctrls;
+
+	v4l2_ctrl_handler_init(hdl, 4);
+	if (node->output) {
+		v4l2_ctrl_new_std(hdl, NULL, V4L2_CID_MIN_BUFFERS_FOR_OUTPUT,
+				  1, VSTREAM_MAX_BUFFERS, 1, vstream_min_buffers);
+	} else {
+		v4l2_ctrl_new_std(hdl, NULL, V4L2_CID_MIN_BUFFERS_FOR_CAPTURE,
+				  1, VSTREAM_MAX_BUFFERS, 1, vstream_min_buffers);
+		node->ctrl_pattern =
+			v4l2_ctrl_new_std_menu_items(hdl, &vstream_ctrl_ops,
+						     V4L2_CID_TEST_PATTERN,
+						     TPG_PAT_NOISE, 0, TPG_PAT_75_COLORBAR,
+						     tpg_pattern_strings);
+		node->ctrl_idle = v4l2_ctrl_new_custom(hdl, &vstream_ctrl_idle, NULL);
+	}
+	if (hdl->error) {
+		int err = hdl->error;
+
+		v4l2_ctrl_handler_free(hdl);
+		return err;
+	}
+	node->vdev.ctrl_handler = hdl;
+	return 0;
+}

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vstream-output.c - the producer side of a pipe: output ioctls and the
+ * output vb2 queue.  Queued buffers are handed to the pipe thread.
+ */
+
+#include <linux/videodev2.h>
+#include <media/v4l2-event.h>
+#include <media/v4l2-ioctl.h>
+
+#include "vstream.h"
+#include "vstream-compat.h"
+
+static int out_queue_setup(struct vb2_queue *q, unsigned int *nbuffers,
+			   unsigned int *nplanes, unsigned int sizes[],
+			   struct device *alloc_devs[])
+{
+	struct vstream_node *node = vb2_get_drv_priv(q);
+	unsigned int have = vstream_vb2_num_buffers(q);
+
+	if (have + *nbuffers < vstream_min_buffers)
+		*nbuffers = vstream_min_buffers - have;
+	if (*nplanes)
+		return sizes[0] < node->fmt.sizeimage ? -EINVAL : 0;
+	*nplanes = 1;
+	sizes[0] = node->fmt.sizeimage;
+	return 0;
+}
+
+static int out_buf_out_validate(struct vb2_buffer *vb)
+{
+	struct vstream_node *node = vb2_get_drv_priv(vb->vb2_queue);
+	struct vb2_v4l2_buffer *vbuf = to_vb2_v4l2_buffer(vb);
+
+	if (node->fmt.field != V4L2_FIELD_ALTERNATE)
+		vbuf->field = node->fmt.field;
+	else if (vbuf->field != V4L2_FIELD_TOP && vbuf->field != V4L2_FIELD_BOTTOM)
+		return -EINVAL;
+	return 0;
+}
+
+static int out_buf_prepare(struct vb2_buffer *vb)
+{
+	struct vstream_node *node = vb2_get_drv_priv(vb->vb2_queue);
+
+	if (vb2_plane_size(vb, 0) < node->fmt.sizeimage)
+		return -EINVAL;
+	/* Raw frames are whole; only compressed ones vary in size. */
+	if (!node->vfmt->compressed &&
+	    vb2_get_plane_payload(vb, 0) < node->fmt.sizeimage)
+		return -EINVAL;
+	return 0;
+}
+
+static void out_buf_queue(struct vb2_buffer *vb)
+{
+	struct vstream_node *node = vb2_get_drv_priv(vb->vb2_queue);
+	struct vstream_buffer *buf = to_vstream_buffer(vb);
+
+	spin_lock(&node->pipe->qlock);
+	list_add_tail(&buf->list, &node->active);
+	spin_unlock(&node->pipe->qlock);
+	vstream_pipe_kick(node->pipe);
+}
+
+static int out_start_streaming(struct vb2_queue *q, unsigned int count)
+{
+	struct vstream_node *node = vb2_get_drv_priv(q);
+	struct vstream_pipe *pipe = node->pipe;
+	static const struct v4l2_event ev = {
+		.type = V4L2_EVENT_SOURCE_CHANGE,
+		.u.src_change.changes = V4L2_EVENT_SRC_CH_RESOLUTION,
+	};
+	unsigned int i;
+
+	/* Tell readers whose buffers no longer fit the producer's format. */
+	for (i = 0; i < pipe->readers; i++) {
+		struct vstream_node *cap = &pipe->cap[i];
+
+		if (vb2_is_busy(&cap->queue) &&
+		    memcmp(&cap->fmt, &node->fmt, sizeof(cap->fmt)))
+			v4l2_event_queue(&cap->vdev, &ev);
+	}
+	vstream_node_set_streaming(node, true);
+	return 0;
+}
+
+static void out_stop_streaming(struct vb2_queue *q)
+{
+	struct vstream_node *node = vb2_get_drv_priv(q);
+
+	vstream_node_set_streaming(node, false);
+	vstream_return_buffers(node, VB2_BUF_STATE_ERROR);
+}
+
+const struct vb2_ops vstream_out_qops = {
+	.queue_setup		= out_queue_setup,
+	.buf_out_validate	= out_buf_out_validate,
+	.buf_prepare		= out_buf_prepare,
+	.buf_queue		= out_buf_queue,
+	.start_streaming	= out_start_streaming,
+	.stop_streaming		= out_stop_streaming,
+	VSTREAM_VB2_WAIT_OPS
+};
+
+static int out_enum_output(struct file *file, void *priv, struct v4l2_output *o)
+{
+	if (o->index)
+		return -EINVAL;
+	strscpy(o->name, "vstream pipe", sizeof(o->name));
+	o->type = V4L2_OUTPUT_TYPE_ANALOG;
+	o->capabilities = 0;
+	o->std = 0;
+	return 0;
+}
+
+static int out_g_output(struct file *file, void *priv, unsigned int *i)
+{
+	*i = 0;
+	return 0;
+}
+
+static int out_s_output(struct file *file, void *priv, unsigned int i)
+{
+	return i ? -EINVAL : 0;
+}
+
+const struct v4l2_ioctl_ops vstream_out_ioctl_ops = {
+	.vidioc_querycap		= vstream_querycap,
+	.vidioc_enum_fmt_vid_out	= vstream_enum_fmt,
+	.vidioc_g_fmt_vid_out		= vstream_g_fmt,
+	.vidioc_try_fmt_vid_out		= vstream_try_fmt,
+	.vidioc_s_fmt_vid_out		= vstream_s_fmt,
+	.vidioc_enum_framesizes		= vstream_enum_framesizes,
+	.vidioc_enum_frameintervals	= vstream_enum_frameintervals,
+	.vidioc_g_parm			= vstream_g_parm,
+	.vidioc_s_parm			= vstream_s_parm,
+	.vidioc_enum_output		= out_enum_output,
+	.vidioc_g_output		= out_g_output,
+	.vidioc_s_output		= out_s_output,
+	.vidioc_reqbufs			= vb2_ioctl_reqbufs,
+	.vidioc_create_bufs		= vb2_ioctl_create_bufs,
+	.vidioc_prepare_buf		= vb2_ioctl_prepare_buf,
+	.vidioc_querybuf		= vb2_ioctl_querybuf,
+	.vidioc_qbuf			= vb2_ioctl_qbuf,
+	.vidioc_dqbuf			= vb2_ioctl_dqbuf,
+	.vidioc_expbuf			= vb2_ioctl_expbuf,
+	.vidioc_streamon		= vb2_ioctl_streamon,
+	.vidioc_streamoff		= vb2_ioctl_streamoff,
+	.vidioc_log_status		= v4l2_ctrl_log_status,
+	.vidioc_subscribe_event		= v4l2_ctrl_subscribe_event,
+	.vidioc_unsubscribe_event	= v4l2_event_unsubscribe,
+};

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vstream-pipe.c - the pipe thread: hands producer frames to every
+ * streaming reader and, while no producer feeds a reader, generates that
+ * reader's frames (test pattern or the producer's last frame) on its own
+ * clock.
+ *
+ * Sequence numbers: a reader's counter advances for every frame the pipe
+ * offers it, so a frame it had no buffer for leaves a gap (a drop).  Idle
+ * frames are offered only when the reader has a buffer, so they never gap.
+ */
+
+#include <linux/freezer.h>
+#include <linux/hrtimer.h>
+#include <linux/kthread.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <media/videobuf2-v4l2.h>
+
+#include "vstream.h"
+
+#define VSTREAM_COPY_FLAGS (V4L2_BUF_FLAG_KEYFRAME | V4L2_BUF_FLAG_PFRAME | \
+			    V4L2_BUF_FLAG_BFRAME | V4L2_BUF_FLAG_TIMECODE)
+
+void vstream_pipe_kick(struct vstream_pipe *pipe)
+{
+	WRITE_ONCE(pipe->kick, true);
+	wake_up(&pipe->wait);
+}
+
+void vstream_node_set_streaming(struct vstream_node *node, bool on)
+{
+	struct vstream_pipe *pipe = node->pipe;
+
+	mutex_lock(&pipe->work_lock);
+	spin_lock(&pipe->qlock);
+	node->streaming = on;
+	spin_unlock(&pipe->qlock);
+	if (on) {
+		node->seq = 0;
+		node->next_ns = ktime_get_ns();
+	}
+	mutex_unlock(&pipe->work_lock);
+	vstream_pipe_kick(pipe);
+}
+
+static u64 vstream_period_ns(const struct vstream_node *node)
+{
+	u64 ns = div_u64((u64)node->tpf.numerator * NSEC_PER_SEC, node->tpf.denominator);
+
+	/* ALTERNATE buffers are fields: two per frame period. */
+	return node->fmt.field == V4L2_FIELD_ALTERNATE ? ns / 2 : ns;
+}
+
+static struct vstream_buffer *vstream_peek(struct vstream_node *node, bool take)
+{
+	struct vstream_buffer *buf = NULL;
+
+	spin_lock(&node->pipe->qlock);
+	if (!list_empty(&node->active)) {
+		buf = list_first_entry(&node->active, struct vstream_buffer, list);
+		if (take)
+			list_del(&buf->list);
+	}
+	spin_unlock(&node->pipe->qlock);
+	return buf;
+}
+
+/* A reader is fed by the producer when both stream the same format. */
+static bool vstream_fed(const struct vstream_node *cap)
+{
+	const struct vstream_node *out = &cap->pipe->out;
+
+	return out->streaming && cap->fmt.pixelformat == out->fmt.pixelformat &&
+	       cap->fmt.width == out->fmt.width && cap->fmt.height == out->fmt.height &&
+	       cap->fmt.bytesperline == out->fmt.bytesperline &&
+	       cap->fmt.field == out->fmt.field;
+}
+
+static void vstream_finish(struct vstream_node *node, struct vstream_buffer *buf,
+			   u32 field, u64 ts)
+{
+	struct vb2_v4l2_buffer *vb = &buf->vb;
+
+	vb->field = field;
+	vb->sequence = node->seq;
+	if (node->fmt.field == V4L2_FIELD_ALTERNATE)
+		vb->sequence /= 2;	/* sequence counts frames, not fields */
+	node->seq++;
+	node->frames++;
+	vb->vb2_buf.timestamp = ts;
+	vb2_buffer_done(&vb->vb2_buf, VB2_BUF_STATE_DONE);
+}
+
+static void vstream_keep_last(struct vstream_pipe *pipe, const void *src, size_t len,
+			      u32 field)
+{
+	if (len > pipe->last_alloc) {
+		kvfree(pipe->last);
+		pipe->last_alloc = 0;
+		pipe->last_used = 0;
+		pipe->last = kvmalloc(len, GFP_KERNEL);
+		if (!pipe->last)
+			return;
+		pipe->last_alloc = len;
+	}
+	memcpy(pipe->last, src, len);
+	pipe->last_used = len;
+	pipe->last_fmt = pipe->out.fmt;
+	pipe->last_field = field;
+}
+
+/* One producer frame to every reader; the producer buffer is then done. */
+static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *obuf)
+{
+	struct vstream_node *out = &pipe->out;
+	struct vb2_buffer *ovb = &obuf->vb.vb2_buf;
+	const void *src = vb2_plane_vaddr(ovb, 0);
+	size_t len = vb2_get_plane_payload(ovb, 0);
+	u32 field = obuf->vb.field;
+	u64 ts = ktime_get_ns();
+	unsigned int i;
+
+	if (!src) {
+		vb2_buffer_done(ovb, VB2_BUF_STATE_ERROR);
+		return;
+	}
+	for (i = 0; i < pipe->readers; i++) {
+		struct vstream_node *cap = &pipe->cap[i];
+		struct vstream_buffer *buf;
+		void *dst;
+		size_t n;
+
+		if (!cap->streaming || !vstream_fed(cap))
+			continue;
+		buf = vstream_peek(cap, true);
+		if (!buf) {
+			cap->seq++;
+			cap->drops++;
+			continue;
+		}
+		dst = vb2_plane_vaddr(&buf->vb.vb2_buf, 0);
+		n = min_t(size_t, len, vb2_plane_size(&buf->vb.vb2_buf, 0));
+		if (!dst) {
+			vb2_buffer_done(&buf->vb.vb2_buf, VB2_BUF_STATE_ERROR);
+			continue;
+		}
+		memcpy(dst, src, n);
+		vb2_set_plane_payload(&buf->vb.vb2_buf, 0, n);
+		buf->vb.flags &= ~VSTREAM_COPY_FLAGS;
+		buf->vb.flags |= obuf->vb.flags & VSTREAM_COPY_FLAGS;
+		buf->vb.timecode = obuf->vb.timecode;
+		vstream_finish(cap, buf, field, ts);
+	}
+	if (pipe->keep_last)
+		vstream_keep_last(pipe, src, len, field);
+
+	obuf->vb.sequence = out->seq;
+	if (out->fmt.field == V4L2_FIELD_ALTERNATE)
+		obuf->vb.sequence /= 2;
+	out->seq++;
+	out->frames++;
+	vb2_buffer_done(ovb, VB2_BUF_STATE_DONE);
+}
+
+static void vstream_fill_pattern(struct vstream_node *cap, u8 *vbuf, u32 field)
+{
+	struct tpg_data *tpg = &cap->tpg;
+	unsigned int p;
+
+	tpg_s_field(tpg, field, cap->fmt.field == V4L2_FIELD_ALTERNATE);
+	for (p = 0; p < tpg_g_planes(tpg); p++) {
+		tpg_fill_plane_buffer(tpg, 0, p, vbuf);
+		vbuf += tpg_calc_plane_size(tpg, p);
+	}
+	tpg_update_mv_count(tpg, cap->fmt.field == V4L2_FIELD_NONE ||
+			    cap->fmt.field == V4L2_FIELD_ALTERNATE);
+}
+
+/* A frame for a reader that no producer feeds. */
+static void vstream_idle_frame(struct vstream_pipe *pipe, struct vstream_node *cap)
+{
+	struct vstream_buffer *buf = vstream_peek(cap, true);
+	struct vb2_buffer *vb;
+	size_t size;
+	u32 field = cap->fmt.field;
+	u8 *vbuf;
+
+	if (!buf)
+		return;
+	vb = &buf->vb.vb2_buf;
+	vbuf = vb2_plane_vaddr(vb, 0);
+	size = vb2_plane_size(vb, 0);
+	if (!vbuf) {
+		vb2_buffer_done(vb, VB2_BUF_STATE_ERROR);
+		return;
+	}
+	if (field == V4L2_FIELD_ALTERNATE)
+		field = (cap->seq & 1) ? V4L2_FIELD_BOTTOM : V4L2_FIELD_TOP;
+
+	buf->vb.flags &= ~VSTREAM_COPY_FLAGS;
+	if (cap->idle_mode == VSTREAM_IDLE_LAST && pipe->last_used &&
+	    pipe->last_used <= size &&
+	    pipe->last_fmt.pixelformat == cap->fmt.pixelformat &&
+	    pipe->last_fmt.width == cap->fmt.width &&
+	    pipe->last_fmt.height == cap->fmt.height &&
+	    pipe->last_fmt.bytesperline == cap->fmt.bytesperline &&
+	    pipe->last_fmt.field == cap->fmt.field) {
+		memcpy(vbuf, pipe->last, pipe->last_used);
+		vb2_set_plane_payload(vb, 0, pipe->last_used);
+		if (cap->fmt.field == V4L2_FIELD_ALTERNATE)
+			field = pipe->last_field;
+	} else if (cap->vfmt->compressed) {
+		vb2_set_plane_payload(vb, 0, vstream_gen_jpeg(vbuf, size, cap->fmt.width,
+							      cap->fmt.height));
+		buf->vb.flags |= V4L2_BUF_FLAG_KEYFRAME;
+	} else {
+		vstream_fill_pattern(cap, vbuf, field);
+		vb2_set_plane_payload(vb, 0, cap->fmt.sizeimage);
+	}
+	if (!vb2_get_plane_payload(vb, 0)) {
+		vb2_buffer_done(vb, VB2_BUF_STATE_ERROR);
+		return;
+	}
+	vstream_finish(cap, buf, field, ktime_get_ns());
+}
+
+/* One round of work; returns the time until the next one is due. */
+static u64 vstream_pipe_round(struct vstream_pipe *pipe)
+{
+	struct vstream_node *out = &pipe->out;
+	u64 now = ktime_get_ns();
+	u64 next = now + NSEC_PER_SEC;
+	unsigned int i;
+
+	while (out->streaming && vstream_peek(out, false)) {
+		if (vstream_pace_output && out->next_ns > now) {
+			next = min(next, out->next_ns);
+			break;
+		}
+		vstream_deliver(pipe, vstream_peek(out, true));
+		out->next_ns += vstream_period_ns(out);
+		now = ktime_get_ns();
+		if (out->next_ns < now)
+			out->next_ns = now;
+	}
+
+	for (i = 0; i < pipe->readers; i++) {
+		struct vstream_node *cap = &pipe->cap[i];
+
+		if (!cap->streaming || vstream_fed(cap))
+			continue;
+		/* With no buffer queued the tick waits: buf_queue kicks us. */
+		if (!vstream_peek(cap, false))
+			continue;
+		if (cap->next_ns <= now) {
+			vstream_idle_frame(pipe, cap);
+			cap->next_ns += vstream_period_ns(cap);
+			now = ktime_get_ns();
+			/* After a stall, restart the clock instead of bursting. */
+			if (cap->next_ns < now)
+				cap->next_ns = now;
+		}
+		next = min(next, cap->next_ns);
+	}
+	return next > now ? next - now : 0;
+}
+
+static int vstream_pipe_thread(void *data)
+{
+	struct vstream_pipe *pipe = data;
+	u64 wait_ns;
+
+	set_freezable();
+	while (!kthread_should_stop()) {
+		try_to_freeze();
+		WRITE_ONCE(pipe->kick, false);
+		mutex_lock(&pipe->work_lock);
+		wait_ns = vstream_pipe_round(pipe);
+		mutex_unlock(&pipe->work_lock);
+		if (!wait_ns)
+			continue;
+		wait_event_interruptible_hrtimeout(pipe->wait,
+						   READ_ONCE(pipe->kick) ||
+						   kthread_should_stop(),
+						   ns_to_ktime(wait_ns));
+	}
+	return 0;
+}
+
+int vstream_pipe_start_thread(struct vstream_pipe *pipe)
+{
+	pipe->thread = kthread_run(vstream_pipe_thread, pipe, "vstream-%u", pipe->id);
+	if (IS_ERR(pipe->thread)) {
+		int err = PTR_ERR(pipe->thread);
+
+		pipe->thread = NULL;
+		return err;
+	}
+	return 0;
+}
+
+void vstream_pipe_stop_thread(struct vstream_pipe *pipe)
+{
+	if (pipe->thread)
+		kthread_stop(pipe->thread);
+	pipe->thread = NULL;
+}

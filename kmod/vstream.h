@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vstream - virtual V4L2 streaming pipes.
+ *
+ * A pipe is one output node (the producer writes frames) and one or more
+ * capture nodes (readers).  Each frame queued on the output node is copied
+ * into one buffer of every streaming capture node.  With no producer, the
+ * capture nodes generate a test pattern on their own clock.
+ */
+#ifndef _VSTREAM_H_
+#define _VSTREAM_H_
+
+#include <linux/kthread.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <media/tpg/v4l2-tpg.h>
+#include <media/v4l2-ctrls.h>
+#include <media/v4l2-dev.h>
+#include <media/v4l2-device.h>
+#include <media/videobuf2-v4l2.h>
+
+#define VSTREAM_NAME		"vstream"
+#define VSTREAM_MAX_PIPES	16
+#define VSTREAM_MAX_READERS	4
+#define VSTREAM_MIN_SIZE	16
+#define VSTREAM_MAX_BUFFERS	32
+#define VSTREAM_FPS_MIN		1
+#define VSTREAM_FPS_MAX		240
+#define VSTREAM_FPS_DEFAULT	30
+
+/* Private controls (user class, driver-specific range). */
+#define VSTREAM_CID_BASE	(V4L2_CID_USER_BASE | 0xf000)
+#define VSTREAM_CID_IDLE_MODE	(VSTREAM_CID_BASE + 0)
+
+enum vstream_idle_mode {
+	VSTREAM_IDLE_PATTERN,	/* readers get the test pattern */
+	VSTREAM_IDLE_LAST,	/* readers get the producer's last frame */
+};
+
+/* Module parameters, shared by all files. */
+extern unsigned int vstream_max_width;
+extern unsigned int vstream_max_height;
+extern unsigned int vstream_min_buffers;
+extern bool vstream_pace_output;
+
+struct vstream_format {
+	u32 fourcc;
+	u8 depth;	/* bits per pixel in plane 0 (the luma plane if planar) */
+	u8 size_mul;	/* sizeimage = bytesperline * height * size_mul / 2 */
+	u8 walign;	/* width must be a multiple of this */
+	u8 halign;	/* height must be a multiple of this */
+	bool yuv;
+	bool compressed;
+};
+
+struct vstream_buffer {
+	struct vb2_v4l2_buffer vb;	/* must be first */
+	struct list_head list;
+};
+
+static inline struct vstream_buffer *to_vstream_buffer(struct vb2_buffer *vb)
+{
+	return container_of(to_vb2_v4l2_buffer(vb), struct vstream_buffer, vb);
+}
+
+struct vstream_pipe;
+
+struct vstream_node {
+	struct vstream_pipe *pipe;
+	struct video_device vdev;
+	struct vb2_queue queue;
+	struct v4l2_ctrl_handler ctrls;
+	struct v4l2_ctrl *ctrl_pattern;
+	struct v4l2_ctrl *ctrl_idle;
+	bool output;
+	unsigned int reader;		/* capture nodes: index in the pipe */
+
+	/* Format state: changed only under pipe->lock, and never while busy. */
+	const struct vstream_format *vfmt;
+	struct v4l2_pix_format fmt;
+	struct v4l2_fract tpf;		/* time per frame */
+
+	/* Buffers owned by the driver, protected by pipe->qlock. */
+	struct list_head active;
+	bool streaming;
+
+	/* Owned by the pipe thread while streaming. */
+	u32 seq;			/* next sequence number (fields for ALTERNATE) */
+	u64 next_ns;			/* next tick (pattern or paced output) */
+	struct tpg_data tpg;
+	int idle_mode;			/* enum vstream_idle_mode, set under work_lock */
+
+	/* Counters for sysfs, updated by the pipe thread. */
+	u64 frames;
+	u64 drops;
+};
+
+/*
+ * Locking:
+ *  - lock serializes every ioctl, file operation and vb2 callback of all
+ *    nodes of the pipe (video_device.lock and vb2_queue.lock point here),
+ *    because the producer's format drives the readers' formats.
+ *  - work_lock is held by the pipe thread for one delivery round; stream
+ *    start/stop take it (under lock) so the thread never touches a buffer
+ *    of a node that is stopping.  The thread never takes lock.
+ *  - qlock (spinlock) protects every node's active list and streaming flag,
+ *    since buf_queue runs without work_lock.
+ */
+struct vstream_pipe {
+	unsigned int id;
+	struct v4l2_device v4l2_dev;
+	struct mutex lock;
+	struct mutex work_lock;
+	spinlock_t qlock;
+	struct vstream_node out;
+	struct vstream_node cap[VSTREAM_MAX_READERS];
+	unsigned int readers;
+
+	struct task_struct *thread;
+	wait_queue_head_t wait;
+	bool kick;
+
+	/* Producer's last frame for VSTREAM_IDLE_LAST, under work_lock. */
+	void *last;
+	size_t last_alloc;
+	size_t last_used;
+	struct v4l2_pix_format last_fmt;
+	u32 last_field;
+	bool keep_last;			/* some reader wants VSTREAM_IDLE_LAST */
+};
+
+/* vstream-formats.c */
+const struct vstream_format *vstream_find_format(u32 fourcc);
+const struct vstream_format *vstream_format_by_index(unsigned int index);
+unsigned int vstream_num_formats(void);
+void vstream_fill_pix(const struct vstream_format *vf, struct v4l2_pix_format *pix,
+		      bool output);
+bool vstream_field_valid(const struct vstream_format *vf, u32 field);
+void vstream_clamp_tpf(struct v4l2_fract *tpf);
+int vstream_gen_jpeg(u8 *dst, size_t size, unsigned int width, unsigned int height);
+
+/* vstream-common.c: ioctls shared by both directions */
+extern const struct v4l2_file_operations vstream_fops;
+int vstream_querycap(struct file *file, void *priv, struct v4l2_capability *cap);
+int vstream_enum_fmt(struct file *file, void *priv, struct v4l2_fmtdesc *f);
+int vstream_enum_framesizes(struct file *file, void *priv,
+			    struct v4l2_frmsizeenum *fsize);
+int vstream_enum_frameintervals(struct file *file, void *priv,
+				struct v4l2_frmivalenum *fival);
+int vstream_g_fmt(struct file *file, void *priv, struct v4l2_format *f);
+int vstream_try_fmt(struct file *file, void *priv, struct v4l2_format *f);
+int vstream_s_fmt(struct file *file, void *priv, struct v4l2_format *f);
+int vstream_g_parm(struct file *file, void *priv, struct v4l2_streamparm *parm);
+int vstream_s_parm(struct file *file, void *priv, struct v4l2_streamparm *parm);
+int vstream_queue_init(struct vstream_node *node);
+void vstream_return_buffers(struct vstream_node *node, enum vb2_buffer_state state);
+bool vstream_producer_locked(struct vstream_pipe *pipe);
+
+/* vstream-capture.c / vstream-output.c */
+extern const struct v4l2_ioctl_ops vstream_cap_ioctl_ops;
+extern const struct v4l2_ioctl_ops vstream_out_ioctl_ops;
+extern const struct vb2_ops vstream_cap_qops;
+extern const struct vb2_ops vstream_out_qops;
+void vstream_cap_setup_tpg(struct vstream_node *node);
+void vstream_cap_follow_producer(struct vstream_node *cap);
+
+/* vstream-ctrls.c */
+int vstream_ctrls_init(struct vstream_node *node);
+
+/* vstream-pipe.c */
+int vstream_pipe_start_thread(struct vstream_pipe *pipe);
+void vstream_pipe_stop_thread(struct vstream_pipe *pipe);
+void vstream_pipe_kick(struct vstream_pipe *pipe);
+void vstream_node_set_streaming(struct vstream_node *node, bool on);
+
+#endif
