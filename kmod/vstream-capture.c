@@ -82,9 +82,7 @@ static void cap_buf_queue(struct vb2_buffer *vb)
 	struct vstream_node *node = vb2_get_drv_priv(vb->vb2_queue);
 	struct vstream_buffer *buf = to_vstream_buffer(vb);
 
-	spin_lock(&node->pipe->qlock);
 	list_add_tail(&buf->list, &node->active);
-	spin_unlock(&node->pipe->qlock);
 	vstream_pipe_kick(node->pipe);
 }
 

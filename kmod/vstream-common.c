@@ -216,9 +216,7 @@ int vstream_s_parm(struct file *file, void *priv, struct v4l2_streamparm *parm)
 		tpf = node->output ? parm->parm.output.timeperframe :
 				     parm->parm.capture.timeperframe;
 		vstream_clamp_tpf(&tpf);
-		mutex_lock(&node->pipe->work_lock);
 		node->tpf = tpf;
-		mutex_unlock(&node->pipe->work_lock);
 	}
 	return vstream_g_parm(file, priv, parm);
 }
@@ -226,12 +224,8 @@ int vstream_s_parm(struct file *file, void *priv, struct v4l2_streamparm *parm)
 void vstream_return_buffers(struct vstream_node *node, enum vb2_buffer_state state)
 {
 	struct vstream_buffer *buf, *tmp;
-	LIST_HEAD(list);
 
-	spin_lock(&node->pipe->qlock);
-	list_splice_init(&node->active, &list);
-	spin_unlock(&node->pipe->qlock);
-	list_for_each_entry_safe(buf, tmp, &list, list) {
+	list_for_each_entry_safe(buf, tmp, &node->active, list) {
 		list_del(&buf->list);
 		vb2_buffer_done(&buf->vb.vb2_buf, state);
 	}

@@ -51,10 +51,10 @@ static ssize_t stats_show(struct device *dev, struct device_attribute *attr, cha
 	struct vstream_node *node = video_get_drvdata(to_video_device(dev));
 	u64 frames, drops;
 
-	mutex_lock(&node->pipe->work_lock);
+	mutex_lock(&node->pipe->lock);
 	frames = node->frames;
 	drops = node->drops;
-	mutex_unlock(&node->pipe->work_lock);
+	mutex_unlock(&node->pipe->lock);
 	return sysfs_emit(buf, "frames %llu\ndrops %llu\n", frames, drops);
 }
 static DEVICE_ATTR_RO(stats);
@@ -169,8 +169,6 @@ static int vstream_pipe_create(struct device *dev, unsigned int id)
 	pipe->id = id;
 	pipe->readers = readers;
 	mutex_init(&pipe->lock);
-	mutex_init(&pipe->work_lock);
-	spin_lock_init(&pipe->qlock);
 	init_waitqueue_head(&pipe->wait);
 	snprintf(pipe->v4l2_dev.name, sizeof(pipe->v4l2_dev.name), "vstream-%u", id);
 	ret = v4l2_device_register(dev, &pipe->v4l2_dev);

@@ -21,8 +21,7 @@ static int vstream_s_ctrl(struct v4l2_ctrl *ctrl)
 	struct vstream_pipe *pipe = node->pipe;
 	unsigned int i;
 
-	/* The pipe thread reads these, so change them between its rounds. */
-	mutex_lock(&pipe->work_lock);
+	/* Entered with pipe->lock held, so the pipe thread is between rounds. */
 	switch (ctrl->id) {
 	case V4L2_CID_TEST_PATTERN:
 		tpg_s_pattern(&node->tpg, ctrl->val);
@@ -35,7 +34,6 @@ static int vstream_s_ctrl(struct v4l2_ctrl *ctrl)
 				pipe->keep_last = true;
 		break;
 	}
-	mutex_unlock(&pipe->work_lock);
 	return 0;
 }
 

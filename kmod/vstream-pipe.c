@@ -11,6 +11,7 @@
  */
 
 #include <linux/freezer.h>
+#include <linux/delay.h>
 #include <linux/hrtimer.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
@@ -29,20 +30,15 @@ void vstream_pipe_kick(struct vstream_pipe *pipe)
 	wake_up(&pipe->wait);
 }
 
+/* Called with pipe->lock held, from start/stop_streaming. */
 void vstream_node_set_streaming(struct vstream_node *node, bool on)
 {
-	struct vstream_pipe *pipe = node->pipe;
-
-	mutex_lock(&pipe->work_lock);
-	spin_lock(&pipe->qlock);
 	node->streaming = on;
-	spin_unlock(&pipe->qlock);
 	if (on) {
 		node->seq = 0;
 		node->next_ns = ktime_get_ns();
 	}
-	mutex_unlock(&pipe->work_lock);
-	vstream_pipe_kick(pipe);
+	vstream_pipe_kick(node->pipe);
 }
 
 static u64 vstream_period_ns(const struct vstream_node *node)
@@ -55,15 +51,11 @@ static u64 vstream_period_ns(const struct vstream_node *node)
 
 static struct vstream_buffer *vstream_peek(struct vstream_node *node, bool take)
 {
-	struct vstream_buffer *buf = NULL;
+	struct vstream_buffer *buf;
 
-	spin_lock(&node->pipe->qlock);
-	if (!list_empty(&node->active)) {
-		buf = list_first_entry(&node->active, struct vstream_buffer, list);
-		if (take)
-			list_del(&buf->list);
-	}
-	spin_unlock(&node->pipe->qlock);
+	buf = list_first_entry_or_null(&node->active, struct vstream_buffer, list);
+	if (buf && take)
+		list_del(&buf->list);
 	return buf;
 }
 
@@ -275,10 +267,16 @@ static int vstream_pipe_thread(void *data)
 	set_freezable();
 	while (!kthread_should_stop()) {
 		try_to_freeze();
+		if (!mutex_trylock(&pipe->lock)) {
+			/* An ioctl is running; it is short unless it blocks, and
+			 * a blocking DQBUF drops the lock while it waits.
+			 */
+			usleep_range(100, 200);
+			continue;
+		}
 		WRITE_ONCE(pipe->kick, false);
-		mutex_lock(&pipe->work_lock);
 		wait_ns = vstream_pipe_round(pipe);
-		mutex_unlock(&pipe->work_lock);
+		mutex_unlock(&pipe->lock);
 		if (!wait_ns)
 			continue;
 		wait_event_interruptible_hrtimeout(pipe->wait,

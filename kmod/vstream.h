@@ -77,43 +77,40 @@ struct vstream_node {
 	bool output;
 	unsigned int reader;		/* capture nodes: index in the pipe */
 
-	/* Format state: changed only under pipe->lock, and never while busy. */
+	/* Format state: changed only while the queue owns no buffers. */
 	const struct vstream_format *vfmt;
 	struct v4l2_pix_format fmt;
 	struct v4l2_fract tpf;		/* time per frame */
 
-	/* Buffers owned by the driver, protected by pipe->qlock. */
+	/* Buffers owned by the driver (queued, not yet done). */
 	struct list_head active;
 	bool streaming;
 
-	/* Owned by the pipe thread while streaming. */
 	u32 seq;			/* next sequence number (fields for ALTERNATE) */
 	u64 next_ns;			/* next tick (pattern or paced output) */
 	struct tpg_data tpg;
-	int idle_mode;			/* enum vstream_idle_mode, set under work_lock */
+	int idle_mode;			/* enum vstream_idle_mode */
 
-	/* Counters for sysfs, updated by the pipe thread. */
+	/* Counters for sysfs. */
 	u64 frames;
 	u64 drops;
 };
 
 /*
- * Locking:
- *  - lock serializes every ioctl, file operation and vb2 callback of all
- *    nodes of the pipe (video_device.lock and vb2_queue.lock point here),
- *    because the producer's format drives the readers' formats.
- *  - work_lock is held by the pipe thread for one delivery round; stream
- *    start/stop take it (under lock) so the thread never touches a buffer
- *    of a node that is stopping.  The thread never takes lock.
- *  - qlock (spinlock) protects every node's active list and streaming flag,
- *    since buf_queue runs without work_lock.
+ * Locking: one mutex, @lock, guards all state of the pipe and its nodes.
+ * video_device.lock and vb2_queue.lock point at it, so every ioctl, file
+ * operation and vb2 callback of every node runs under it; the producer's
+ * format drives the readers' formats, so the nodes cannot lock apart.
+ * The pipe thread takes it with mutex_trylock() for each round and backs
+ * off when an ioctl holds it.  That way a buffer is never completed in the
+ * middle of the QBUF that queued it (the flags QBUF returns stay exact),
+ * and stream start/stop never race a delivery.  Control handlers keep
+ * their own lock and are always entered with @lock already held.
  */
 struct vstream_pipe {
 	unsigned int id;
 	struct v4l2_device v4l2_dev;
 	struct mutex lock;
-	struct mutex work_lock;
-	spinlock_t qlock;
 	struct vstream_node out;
 	struct vstream_node cap[VSTREAM_MAX_READERS];
 	unsigned int readers;
@@ -122,7 +119,7 @@ struct vstream_pipe {
 	wait_queue_head_t wait;
 	bool kick;
 
-	/* Producer's last frame for VSTREAM_IDLE_LAST, under work_lock. */
+	/* Producer's last frame, kept while a reader wants VSTREAM_IDLE_LAST. */
 	void *last;
 	size_t last_alloc;
 	size_t last_used;

@@ -1,0 +1,280 @@
+/* vstream GStreamer plugin: memory of V4L2 driver buffers.
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The allocator owns one queue's driver buffers: REQBUFS, QUERYBUF and
+ * mmap() at start, munmap() and REQBUFS(0) at stop.  A GstMemory wraps one
+ * mapped buffer (index), so frames pass through the pipeline without a
+ * copy; in dmabuf mode the buffer is exported with EXPBUF instead.  The
+ * pool calls stop only once every memory is gone, so the driver frees no
+ * buffer that is still mapped.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <gst/allocators/gstdmabuf.h>
+
+#include "vstreamallocator.h"
+
+GST_DEBUG_CATEGORY_EXTERN (gst_vstream_debug);
+#define GST_CAT_DEFAULT gst_vstream_debug
+
+typedef struct
+{
+  GstMemory mem;
+  guint index;
+  guint8 *data;
+} GstVstreamMemory;
+
+struct _GstVstreamAllocator
+{
+  GstAllocator parent;
+  GstVstreamObject *obj;
+  guint32 memory;
+  guint count;
+  guint generation;             /* obj->generation when REQBUFS ran */
+  guint8 *data[VIDEO_MAX_FRAME];
+  gsize length[VIDEO_MAX_FRAME];
+};
+
+G_DEFINE_TYPE (GstVstreamAllocator, gst_vstream_allocator, GST_TYPE_ALLOCATOR);
+
+static gpointer
+vstream_mem_map (GstMemory * mem, gsize maxsize, GstMapFlags flags)
+{
+  return ((GstVstreamMemory *) mem)->data;
+}
+
+static void
+vstream_mem_unmap (GstMemory * mem)
+{
+}
+
+static GstMemory *
+vstream_mem_share (GstMemory * mem, gssize offset, gssize size)
+{
+  GstVstreamMemory *vmem = (GstVstreamMemory *) mem, *sub;
+  GstMemory *parent = mem->parent ? mem->parent : mem;
+
+  if (size == -1)
+    size = mem->size - offset;
+  sub = g_slice_new0 (GstVstreamMemory);
+  gst_memory_init (GST_MEMORY_CAST (sub), GST_MINI_OBJECT_FLAGS (parent) |
+      GST_MINI_OBJECT_FLAG_LOCK_READONLY, mem->allocator, parent, mem->maxsize,
+      mem->align, mem->offset + offset, size);
+  sub->index = vmem->index;
+  sub->data = vmem->data;
+  return GST_MEMORY_CAST (sub);
+}
+
+static GstMemory *
+vstream_mem_copy (GstMemory * mem, gssize offset, gssize size)
+{
+  GstMemory *copy;
+  GstMapInfo info;
+
+  if (size == -1)
+    size = mem->size > (gsize) offset ? mem->size - offset : 0;
+  copy = gst_allocator_alloc (NULL, size, NULL);
+  if (gst_memory_map (copy, &info, GST_MAP_WRITE)) {
+    memcpy (info.data, ((GstVstreamMemory *) mem)->data + mem->offset + offset,
+        size);
+    gst_memory_unmap (copy, &info);
+  }
+  return copy;
+}
+
+static GstMemory *
+vstream_alloc (GstAllocator * allocator, gsize size, GstAllocationParams * p)
+{
+  /* Driver memory comes only from the queue's buffers. */
+  return NULL;
+}
+
+static void
+vstream_free (GstAllocator * allocator, GstMemory * mem)
+{
+  g_slice_free (GstVstreamMemory, (GstVstreamMemory *) mem);
+}
+
+static void
+gst_vstream_allocator_finalize (GObject * object)
+{
+  GstVstreamAllocator *alloc = GST_VSTREAM_ALLOCATOR (object);
+
+  gst_vstream_allocator_stop (alloc);
+  G_OBJECT_CLASS (gst_vstream_allocator_parent_class)->finalize (object);
+}
+
+static void
+gst_vstream_allocator_class_init (GstVstreamAllocatorClass * klass)
+{
+  GstAllocatorClass *aclass = GST_ALLOCATOR_CLASS (klass);
+
+  aclass->alloc = vstream_alloc;
+  aclass->free = vstream_free;
+  G_OBJECT_CLASS (klass)->finalize = gst_vstream_allocator_finalize;
+}
+
+static void
+gst_vstream_allocator_init (GstVstreamAllocator * alloc)
+{
+  GstAllocator *a = GST_ALLOCATOR (alloc);
+
+  a->mem_type = GST_VSTREAM_MEMORY_TYPE;
+  a->mem_map = vstream_mem_map;
+  a->mem_unmap = vstream_mem_unmap;
+  a->mem_share = vstream_mem_share;
+  a->mem_copy = vstream_mem_copy;
+  GST_OBJECT_FLAG_SET (alloc, GST_ALLOCATOR_FLAG_CUSTOM_ALLOC);
+}
+
+GstVstreamAllocator *
+gst_vstream_allocator_new (GstVstreamObject * obj)
+{
+  GstVstreamAllocator *alloc = g_object_new (GST_TYPE_VSTREAM_ALLOCATOR, NULL);
+
+  gst_object_ref_sink (alloc);
+  alloc->obj = obj;
+  return alloc;
+}
+
+guint32
+gst_vstream_allocator_memory (GstVstreamAllocator * alloc)
+{
+  return alloc->memory;
+}
+
+/* REQBUFS and, for MMAP, map every buffer.  Returns the count, 0 on error. */
+guint
+gst_vstream_allocator_start (GstVstreamAllocator * alloc, guint count,
+    guint32 memory)
+{
+  GstVstreamObject *obj = alloc->obj;
+  struct v4l2_requestbuffers req = {
+    .count = count,.type = obj->type,.memory = memory
+  };
+  guint i;
+
+  if (gst_vstream_object_ioctl (obj, VIDIOC_REQBUFS, &req) < 0) {
+    if (errno == EBUSY)
+      GST_ELEMENT_ERROR (obj->element, RESOURCE, BUSY,
+          ("Device '%s' is busy.", obj->device),
+          ("VIDIOC_REQBUFS: %s", g_strerror (errno)));
+    else
+      GST_ELEMENT_ERROR (obj->element, RESOURCE, SETTINGS,
+          ("Device '%s' cannot allocate %u %s buffers.", obj->device, count,
+              memory == V4L2_MEMORY_MMAP ? "mmap" :
+              memory == V4L2_MEMORY_USERPTR ? "userptr" : "dmabuf"),
+          ("VIDIOC_REQBUFS: %s", g_strerror (errno)));
+    return 0;
+  }
+  if (req.count < 1 || req.count > VIDEO_MAX_FRAME) {
+    GST_ELEMENT_ERROR (obj->element, RESOURCE, NO_SPACE_LEFT,
+        ("Device '%s' gave %u buffers.", obj->device, req.count), (NULL));
+    goto fail;
+  }
+  alloc->memory = memory;
+  alloc->count = req.count;
+  alloc->generation = ++obj->generation;
+  if (memory != V4L2_MEMORY_MMAP)
+    return req.count;
+
+  for (i = 0; i < req.count; i++) {
+    struct v4l2_buffer buf = {.index = i,.type = obj->type,.memory = memory };
+    void *p;
+
+    if (gst_vstream_object_ioctl (obj, VIDIOC_QUERYBUF, &buf) < 0) {
+      GST_ELEMENT_ERROR (obj->element, RESOURCE, READ,
+          ("Could not query buffer %u of device '%s'.", i, obj->device),
+          ("VIDIOC_QUERYBUF: %s", g_strerror (errno)));
+      goto fail;
+    }
+    p = mmap (NULL, buf.length, PROT_READ | PROT_WRITE, MAP_SHARED, obj->fd,
+        buf.m.offset);
+    if (p == MAP_FAILED) {
+      GST_ELEMENT_ERROR (obj->element, RESOURCE, READ,
+          ("Could not map buffer %u of device '%s'.", i, obj->device),
+          ("mmap: %s", g_strerror (errno)));
+      goto fail;
+    }
+    alloc->data[i] = p;
+    alloc->length[i] = buf.length;
+  }
+  return req.count;
+
+fail:
+  gst_vstream_allocator_stop (alloc);
+  return 0;
+}
+
+void
+gst_vstream_allocator_stop (GstVstreamAllocator * alloc)
+{
+  GstVstreamObject *obj = alloc->obj;
+  struct v4l2_requestbuffers req = {.count = 0 };
+  guint i;
+
+  if (!alloc->count)
+    return;
+  for (i = 0; i < alloc->count; i++) {
+    if (alloc->data[i])
+      munmap (alloc->data[i], alloc->length[i]);
+    alloc->data[i] = NULL;
+  }
+  alloc->count = 0;
+  /* A newer allocator may own the queue by now: leave its buffers alone. */
+  if (obj && gst_vstream_object_is_open (obj) &&
+      alloc->generation == obj->generation) {
+    req.type = obj->type;
+    req.memory = alloc->memory;
+    if (gst_vstream_object_ioctl (obj, VIDIOC_REQBUFS, &req) < 0)
+      GST_WARNING ("REQBUFS(0) on %s: %s", obj->device, g_strerror (errno));
+  }
+}
+
+GstMemory *
+gst_vstream_allocator_wrap (GstVstreamAllocator * alloc, guint index)
+{
+  GstVstreamMemory *mem;
+
+  if (index >= alloc->count || !alloc->data[index])
+    return NULL;
+  mem = g_slice_new0 (GstVstreamMemory);
+  gst_memory_init (GST_MEMORY_CAST (mem), 0, GST_ALLOCATOR (alloc), NULL,
+      alloc->length[index], 0, 0, alloc->length[index]);
+  mem->index = index;
+  mem->data = alloc->data[index];
+  return GST_MEMORY_CAST (mem);
+}
+
+GstMemory *
+gst_vstream_allocator_export (GstVstreamAllocator * alloc, guint index,
+    GstAllocator * dmabuf)
+{
+  GstVstreamObject *obj = alloc->obj;
+  struct v4l2_exportbuffer exp = {
+    .type = obj->type,.index = index,.flags = O_CLOEXEC | O_RDWR
+  };
+
+  if (index >= alloc->count)
+    return NULL;
+  if (gst_vstream_object_ioctl (obj, VIDIOC_EXPBUF, &exp) < 0) {
+    GST_ELEMENT_ERROR (obj->element, RESOURCE, SETTINGS,
+        ("Device '%s' cannot export buffer %u as dma-buf.", obj->device,
+            index), ("VIDIOC_EXPBUF: %s", g_strerror (errno)));
+    return NULL;
+  }
+  return gst_dmabuf_allocator_alloc (dmabuf, exp.fd, alloc->length[index]);
+}
+
+gboolean
+gst_is_vstream_memory (GstMemory * mem)
+{
+  return mem && gst_memory_is_type (mem, GST_VSTREAM_MEMORY_TYPE);
+}

@@ -1,0 +1,754 @@
+/* vstream GStreamer plugin: a buffer pool over V4L2 streaming I/O.
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Every GstBuffer of the pool stands for one V4L2 buffer index.  A buffer
+ * is either in the driver (queued[] holds the pool's reference), in the
+ * pool's free queue, or out in the pipeline.
+ *
+ * Capture: start queues every buffer and turns streaming on; acquire is
+ * DQBUF; a buffer released by downstream is queued again.  When handing a
+ * buffer out would leave the driver with none, the frame is copied and the
+ * buffer re-queued at once, so a downstream that holds buffers never
+ * starves the device.
+ *
+ * Output: upstream renders into acquired buffers (offered through
+ * propose_allocation); render() queues them without a copy.  Foreign
+ * buffers are imported (userptr, dmabuf-import) when their layout matches
+ * the driver's, else copied into a pool buffer.  acquire reclaims finished
+ * buffers with DQBUF when the free queue is empty.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include <gst/allocators/gstdmabuf.h>
+
+#include "vstreambufferpool.h"
+#include "vstreamallocator.h"
+#include "vstreamformats.h"
+
+GST_DEBUG_CATEGORY_EXTERN (gst_vstream_debug);
+#define GST_CAT_DEFAULT gst_vstream_debug
+
+struct _GstVstreamBufferPool
+{
+  GstBufferPool parent;
+  GstVstreamObject *obj;
+  GstVstreamAllocator *vallocator;
+  GstAllocator *dmabuf;
+  GstCaps *caps;
+  guint32 memory;
+  guint count;
+  guint next_index;
+  gboolean output;
+
+  GMutex lock;                  /* queued[], mapped[], n_queued, streaming */
+  GstBuffer *queued[VIDEO_MAX_FRAME];
+  GstMapInfo map[VIDEO_MAX_FRAME];
+  gboolean mapped[VIDEO_MAX_FRAME];
+  guint n_queued;
+  gboolean streaming;
+
+  GstPoll *poll;
+  GstPollFD pollfd;
+};
+
+G_DEFINE_TYPE (GstVstreamBufferPool, gst_vstream_buffer_pool,
+    GST_TYPE_BUFFER_POOL);
+
+static GQuark index_quark;
+
+static gint
+buffer_index (GstBuffer * buf)
+{
+  return GPOINTER_TO_INT (gst_mini_object_get_qdata (GST_MINI_OBJECT (buf),
+          index_quark)) - 1;
+}
+
+static void
+set_buffer_index (GstBuffer * buf, gint index)
+{
+  gst_mini_object_set_qdata (GST_MINI_OBJECT (buf), index_quark,
+      GINT_TO_POINTER (index + 1), NULL);
+}
+
+static guint32
+pool_memory_type (GstVstreamObject * obj)
+{
+  switch (obj->mode) {
+    case GST_VSTREAM_IO_USERPTR:
+      return V4L2_MEMORY_USERPTR;
+    case GST_VSTREAM_IO_DMABUF_IMPORT:
+      return V4L2_MEMORY_DMABUF;
+    default:
+      return V4L2_MEMORY_MMAP;
+  }
+}
+
+guint
+gst_vstream_buffer_pool_queued (GstVstreamBufferPool * pool)
+{
+  guint n;
+
+  g_mutex_lock (&pool->lock);
+  n = pool->n_queued;
+  g_mutex_unlock (&pool->lock);
+  return n;
+}
+
+static GstFlowReturn
+device_error (GstVstreamBufferPool * pool, const gchar * what)
+{
+  GstVstreamObject *obj = pool->obj;
+
+  if (errno == ENODEV || errno == ENXIO || errno == EPIPE)
+    GST_ELEMENT_ERROR (obj->element, RESOURCE, NOT_FOUND,
+        ("Device '%s' has gone away.", obj->device),
+        ("%s: %s", what, g_strerror (errno)));
+  else
+    GST_ELEMENT_ERROR (obj->element, RESOURCE, FAILED,
+        ("Device '%s' failed: %s.", obj->device, g_strerror (errno)),
+        ("%s", what));
+  return GST_FLOW_ERROR;
+}
+
+static gboolean
+gst_vstream_buffer_pool_set_config (GstBufferPool * bpool,
+    GstStructure * config)
+{
+  GstVstreamBufferPool *pool = GST_VSTREAM_BUFFER_POOL (bpool);
+  GstVstreamObject *obj = pool->obj;
+  GstCaps *caps;
+  guint size, min, max;
+  gboolean ok = TRUE;
+
+  if (!gst_buffer_pool_config_get_params (config, &caps, &size, &min, &max))
+    return FALSE;
+  /* The driver decides size and count; tell the caller if we changed. */
+  if (size < obj->info.size || min > pool->count || max != pool->count) {
+    gst_buffer_pool_config_set_params (config, caps ? caps : pool->caps,
+        MAX (size, obj->info.size), pool->count, pool->count);
+    ok = FALSE;
+  }
+  if (!GST_BUFFER_POOL_CLASS (gst_vstream_buffer_pool_parent_class)->set_config
+      (bpool, config))
+    return FALSE;
+  return ok;
+}
+
+static GstFlowReturn
+gst_vstream_buffer_pool_alloc_buffer (GstBufferPool * bpool,
+    GstBuffer ** buffer, GstBufferPoolAcquireParams * params)
+{
+  GstVstreamBufferPool *pool = GST_VSTREAM_BUFFER_POOL (bpool);
+  GstVstreamObject *obj = pool->obj;
+  GstVideoInfo *info = &obj->info;
+  GstMemory *mem;
+  GstBuffer *buf;
+  guint index = pool->next_index;
+
+  if (index >= pool->count)
+    return GST_FLOW_EOS;
+  if (pool->memory == V4L2_MEMORY_MMAP && obj->mode == GST_VSTREAM_IO_DMABUF)
+    mem = gst_vstream_allocator_export (pool->vallocator, index, pool->dmabuf);
+  else if (pool->memory == V4L2_MEMORY_MMAP)
+    mem = gst_vstream_allocator_wrap (pool->vallocator, index);
+  else {
+    /* userptr / dmabuf-import: page-aligned process memory, used as the
+     * capture target or as the copy target for unfit upstream buffers */
+    GstAllocationParams p;
+
+    gst_allocation_params_init (&p);
+    p.align = sysconf (_SC_PAGESIZE) - 1;
+    mem = gst_allocator_alloc (NULL, obj->format.fmt.pix.sizeimage, &p);
+  }
+  if (!mem)
+    return GST_FLOW_ERROR;
+  pool->next_index++;
+  buf = gst_buffer_new ();
+  gst_buffer_append_memory (buf, mem);
+  gst_buffer_set_size (buf, obj->format.fmt.pix.sizeimage);
+  if (GST_VIDEO_INFO_FORMAT (info) != GST_VIDEO_FORMAT_ENCODED)
+    gst_buffer_add_video_meta_full (buf, GST_VIDEO_FRAME_FLAG_NONE,
+        GST_VIDEO_INFO_FORMAT (info), GST_VIDEO_INFO_WIDTH (info),
+        GST_VIDEO_INFO_FIELD_HEIGHT (info), GST_VIDEO_INFO_N_PLANES (info),
+        info->offset, info->stride);
+  set_buffer_index (buf, index);
+  *buffer = buf;
+  return GST_FLOW_OK;
+}
+
+/* Hand @buf (a reference we own) to the driver at @index. */
+static GstFlowReturn
+qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
+{
+  GstVstreamObject *obj = pool->obj;
+  struct v4l2_buffer vb = {
+    .index = index,.type = obj->type,.memory = pool->memory
+  };
+  GstMapInfo map = GST_MAP_INFO_INIT;
+  gboolean mapped = FALSE;
+  GstMemory *mem = gst_buffer_peek_memory (buf, 0);
+
+  if (pool->memory == V4L2_MEMORY_USERPTR) {
+    if (!gst_buffer_map (buf, &map, pool->output ? GST_MAP_READ :
+            GST_MAP_WRITE))
+      goto map_failed;
+    mapped = TRUE;
+    vb.m.userptr = (unsigned long) map.data;
+    vb.length = map.size;
+  } else if (pool->memory == V4L2_MEMORY_DMABUF) {
+    vb.m.fd = gst_dmabuf_memory_get_fd (mem);
+    vb.length = mem->maxsize;
+  }
+  if (pool->output) {
+    GstClockTime ts = GST_BUFFER_PTS (buf);
+
+    vb.bytesused = gst_buffer_get_size (buf);
+    vb.field = gst_vstream_buffer_get_field (buf, obj->format.fmt.pix.field);
+    if (GST_CLOCK_TIME_IS_VALID (ts)) {
+      vb.timestamp.tv_sec = ts / GST_SECOND;
+      vb.timestamp.tv_usec = (ts % GST_SECOND) / GST_USECOND;
+    }
+  }
+  if (gst_vstream_object_ioctl (obj, VIDIOC_QBUF, &vb) < 0) {
+    if (mapped)
+      gst_buffer_unmap (buf, &map);
+    gst_buffer_unref (buf);
+    return device_error (pool, "VIDIOC_QBUF");
+  }
+  g_mutex_lock (&pool->lock);
+  pool->queued[index] = buf;
+  pool->map[index] = map;
+  pool->mapped[index] = mapped;
+  pool->n_queued++;
+  g_mutex_unlock (&pool->lock);
+  return GST_FLOW_OK;
+
+map_failed:
+  gst_buffer_unref (buf);
+  GST_ELEMENT_ERROR (obj->element, RESOURCE, FAILED,
+      ("Could not map a buffer for device '%s'.", obj->device), (NULL));
+  return GST_FLOW_ERROR;
+}
+
+static GstFlowReturn
+streamon (GstVstreamBufferPool * pool)
+{
+  int type = pool->obj->type;
+
+  if (pool->streaming)
+    return GST_FLOW_OK;
+  if (gst_vstream_object_ioctl (pool->obj, VIDIOC_STREAMON, &type) < 0)
+    return device_error (pool, "VIDIOC_STREAMON");
+  pool->streaming = TRUE;
+  return GST_FLOW_OK;
+}
+
+/* Take back queued buffers (after STREAMOFF), in the pool's free queue. */
+static void
+streamoff (GstVstreamBufferPool * pool)
+{
+  GstBufferPoolClass *pclass =
+      GST_BUFFER_POOL_CLASS (gst_vstream_buffer_pool_parent_class);
+  GstBuffer *back[VIDEO_MAX_FRAME];
+  int type = pool->obj->type;
+  guint i, n = 0;
+
+  if (pool->streaming &&
+      gst_vstream_object_ioctl (pool->obj, VIDIOC_STREAMOFF, &type) < 0)
+    GST_WARNING ("STREAMOFF on %s: %s", pool->obj->device, g_strerror (errno));
+  g_mutex_lock (&pool->lock);
+  pool->streaming = FALSE;
+  for (i = 0; i < VIDEO_MAX_FRAME; i++) {
+    if (!pool->queued[i])
+      continue;
+    if (pool->mapped[i])
+      gst_buffer_unmap (pool->queued[i], &pool->map[i]);
+    pool->mapped[i] = FALSE;
+    back[n++] = pool->queued[i];
+    pool->queued[i] = NULL;
+  }
+  pool->n_queued = 0;
+  g_mutex_unlock (&pool->lock);
+  for (i = 0; i < n; i++) {
+    if (pool->output && back[i]->pool) {
+      /* acquired from us by upstream: the last unref returns it */
+      gst_buffer_unref (back[i]);
+    } else if (pool->output) {
+      gst_buffer_unref (back[i]);       /* an imported foreign buffer */
+    } else {
+      pclass->release_buffer (GST_BUFFER_POOL (pool), back[i]);
+    }
+  }
+}
+
+/*
+ * Wait for a finished buffer and dequeue it.  @wait FALSE returns
+ * GST_FLOW_CUSTOM_SUCCESS when none is ready.
+ */
+static GstFlowReturn
+dqbuf (GstVstreamBufferPool * pool, GstBuffer ** out, gboolean wait)
+{
+  GstVstreamObject *obj = pool->obj;
+  struct v4l2_buffer vb;
+  GstBuffer *buf;
+  gint ret;
+
+  for (;;) {
+    memset (&vb, 0, sizeof (vb));
+    vb.type = obj->type;
+    vb.memory = pool->memory;
+    if (gst_vstream_object_ioctl (obj, VIDIOC_DQBUF, &vb) == 0)
+      break;
+    if (errno != EAGAIN)
+      return device_error (pool, "VIDIOC_DQBUF");
+    if (!wait)
+      return GST_FLOW_CUSTOM_SUCCESS;
+    ret = gst_poll_wait (pool->poll, GST_SECOND);
+    if (ret < 0 && errno == EBUSY)
+      return GST_FLOW_FLUSHING;
+    if (ret < 0 && errno != EINTR && errno != EAGAIN)
+      return device_error (pool, "poll");
+    if (ret > 0 && gst_poll_fd_has_error (pool->poll, &pool->pollfd)) {
+      errno = ENODEV;
+      return device_error (pool, "poll");
+    }
+    /* An output queue with buffers outside the driver polls writable at
+     * once; do not spin on it. */
+    if (ret > 0 && pool->output)
+      g_usleep (1000);
+  }
+
+  g_mutex_lock (&pool->lock);
+  buf = vb.index < VIDEO_MAX_FRAME ? pool->queued[vb.index] : NULL;
+  if (buf) {
+    pool->queued[vb.index] = NULL;
+    pool->n_queued--;
+    if (pool->mapped[vb.index])
+      gst_buffer_unmap (buf, &pool->map[vb.index]);
+    pool->mapped[vb.index] = FALSE;
+  }
+  g_mutex_unlock (&pool->lock);
+  if (!buf) {
+    GST_ELEMENT_ERROR (obj->element, RESOURCE, FAILED,
+        ("Device '%s' returned unknown buffer %u.", obj->device, vb.index),
+        (NULL));
+    return GST_FLOW_ERROR;
+  }
+
+  if (!pool->output) {
+    if (vb.flags & V4L2_BUF_FLAG_ERROR)
+      GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_CORRUPTED);
+    gst_buffer_resize (buf, 0, vb.bytesused);
+    gst_vstream_buffer_set_field_flags (buf, vb.field);
+    /* The source turns sequence gaps into drop counts and QoS. */
+    GST_BUFFER_OFFSET (buf) = vb.sequence;
+    GST_BUFFER_OFFSET_END (buf) = vb.sequence + 1;
+    GST_BUFFER_PTS (buf) = GST_TIMEVAL_TO_TIME (vb.timestamp);
+  }
+  *out = buf;
+  return GST_FLOW_OK;
+}
+
+static gboolean
+gst_vstream_buffer_pool_start (GstBufferPool * bpool)
+{
+  GstVstreamBufferPool *pool = GST_VSTREAM_BUFFER_POOL (bpool);
+  GstBufferPoolClass *pclass =
+      GST_BUFFER_POOL_CLASS (gst_vstream_buffer_pool_parent_class);
+  GstVstreamObject *obj = pool->obj;
+  GstStructure *config;
+  guint n, i;
+
+  pool->memory = pool_memory_type (obj);
+  /* capture userptr still lets the driver fill our own memory */
+  n = gst_vstream_allocator_start (pool->vallocator, pool->count,
+      pool->memory);
+  if (!n)
+    return FALSE;
+  pool->count = n;
+  pool->next_index = 0;
+
+  config = gst_buffer_pool_get_config (bpool);
+  gst_buffer_pool_config_set_params (config, pool->caps,
+      obj->format.fmt.pix.sizeimage, n, n);
+  pclass->set_config (bpool, config);
+  gst_structure_free (config);
+  if (!pclass->start (bpool))
+    goto fail;
+
+  gst_poll_set_flushing (pool->poll, FALSE);
+  if (pool->output)
+    return TRUE;
+
+  for (i = 0; i < n; i++) {
+    GstBuffer *buf;
+
+    if (pclass->acquire_buffer (bpool, &buf, NULL) != GST_FLOW_OK)
+      goto fail;
+    if (qbuf (pool, buf, buffer_index (buf)) != GST_FLOW_OK)
+      goto fail;
+  }
+  if (streamon (pool) != GST_FLOW_OK)
+    goto fail;
+  return TRUE;
+
+fail:
+  streamoff (pool);
+  pclass->stop (bpool);
+  gst_vstream_allocator_stop (pool->vallocator);
+  return FALSE;
+}
+
+static gboolean
+gst_vstream_buffer_pool_stop (GstBufferPool * bpool)
+{
+  GstVstreamBufferPool *pool = GST_VSTREAM_BUFFER_POOL (bpool);
+  gboolean ret;
+
+  streamoff (pool);
+  ret = GST_BUFFER_POOL_CLASS (gst_vstream_buffer_pool_parent_class)->stop
+      (bpool);
+  gst_vstream_allocator_stop (pool->vallocator);
+  return ret;
+}
+
+static void
+gst_vstream_buffer_pool_flush_start (GstBufferPool * bpool)
+{
+  GstVstreamBufferPool *pool = GST_VSTREAM_BUFFER_POOL (bpool);
+
+  gst_poll_set_flushing (pool->poll, TRUE);
+  /* Capture buffers in the driver return to the free queue; output
+   * buffers return to upstream's references, so deactivation can finish. */
+  streamoff (pool);
+}
+
+static void
+gst_vstream_buffer_pool_flush_stop (GstBufferPool * bpool)
+{
+  GstVstreamBufferPool *pool = GST_VSTREAM_BUFFER_POOL (bpool);
+
+  gst_poll_set_flushing (pool->poll, FALSE);
+}
+
+void
+gst_vstream_buffer_pool_set_flushing (GstVstreamBufferPool * pool,
+    gboolean flushing)
+{
+  gst_poll_set_flushing (pool->poll, flushing);
+}
+
+static GstFlowReturn
+gst_vstream_buffer_pool_acquire_buffer (GstBufferPool * bpool,
+    GstBuffer ** buffer, GstBufferPoolAcquireParams * params)
+{
+  GstVstreamBufferPool *pool = GST_VSTREAM_BUFFER_POOL (bpool);
+  GstBufferPoolClass *pclass =
+      GST_BUFFER_POOL_CLASS (gst_vstream_buffer_pool_parent_class);
+  GstBufferPoolAcquireParams nowait = {.flags =
+        GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT
+  };
+  GstFlowReturn ret;
+  GstBuffer *buf;
+
+  if (!pool->output)
+    return dqbuf (pool, buffer, TRUE);
+
+  /* Output: a free buffer, or wait for the driver to finish one. */
+  for (;;) {
+    ret = pclass->acquire_buffer (bpool, buffer, &nowait);
+    if (ret != GST_FLOW_EOS)
+      return ret;
+    if (params && (params->flags & GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT))
+      return GST_FLOW_EOS;
+    if (gst_vstream_buffer_pool_queued (pool) == 0) {
+      /* all out in the pipeline: wait for one to come back */
+      return pclass->acquire_buffer (bpool, buffer, params);
+    }
+    ret = dqbuf (pool, &buf, TRUE);
+    if (ret != GST_FLOW_OK)
+      return ret;
+    gst_buffer_unref (buf);     /* back to the free queue */
+  }
+}
+
+static void
+gst_vstream_buffer_pool_release_buffer (GstBufferPool * bpool,
+    GstBuffer * buf)
+{
+  GstVstreamBufferPool *pool = GST_VSTREAM_BUFFER_POOL (bpool);
+  GstBufferPoolClass *pclass =
+      GST_BUFFER_POOL_CLASS (gst_vstream_buffer_pool_parent_class);
+
+  /* Capture: a buffer downstream let go of goes straight back to the
+   * driver while streaming. */
+  if (!pool->output && pool->streaming &&
+      !GST_BUFFER_POOL_IS_FLUSHING (bpool) && buffer_index (buf) >= 0) {
+    gst_buffer_resize (buf, 0, pool->obj->format.fmt.pix.sizeimage);
+    GST_BUFFER_FLAGS (buf) = 0;
+    if (qbuf (pool, buf, buffer_index (buf)) == GST_FLOW_OK)
+      return;
+    return;                     /* qbuf dropped the ref; error posted */
+  }
+  gst_buffer_resize (buf, 0, pool->obj->format.fmt.pix.sizeimage);
+  pclass->release_buffer (bpool, buf);
+}
+
+/*
+ * Capture: make @buf a frame the pipeline may keep without starving the
+ * driver: if handing it out would leave no buffer queued, copy it and give
+ * the driver its buffer back at once.
+ */
+GstFlowReturn
+gst_vstream_buffer_pool_maybe_copy (GstVstreamBufferPool * pool,
+    GstBuffer ** buf)
+{
+  GstBuffer *copy;
+
+  if (pool->memory == V4L2_MEMORY_USERPTR || gst_vstream_buffer_pool_queued
+      (pool) > 0) {
+    gst_vstream_object_count (pool->obj, 0, 0, 0, 1);
+    return GST_FLOW_OK;
+  }
+  copy = gst_buffer_copy_deep (*buf);
+  gst_buffer_unref (*buf);      /* re-queues the driver buffer */
+  *buf = copy;
+  gst_vstream_object_count (pool->obj, 0, 0, 1, 0);
+  return GST_FLOW_OK;
+}
+
+/* Find a driver index no queued buffer uses (userptr/dmabuf import). */
+static gint
+free_index (GstVstreamBufferPool * pool)
+{
+  guint i;
+  gint found = -1;
+
+  g_mutex_lock (&pool->lock);
+  for (i = 0; i < pool->count && found < 0; i++)
+    if (!pool->queued[i])
+      found = i;
+  g_mutex_unlock (&pool->lock);
+  return found;
+}
+
+/* Does @buf's memory have exactly the driver's layout? */
+static gboolean
+layout_fits (GstVstreamBufferPool * pool, GstBuffer * buf)
+{
+  GstVstreamObject *obj = pool->obj;
+  GstVideoMeta *meta = gst_buffer_get_video_meta (buf);
+  guint p;
+
+  if (gst_buffer_n_memory (buf) != 1 ||
+      gst_buffer_get_size (buf) < obj->format.fmt.pix.sizeimage)
+    return FALSE;
+  if (GST_VIDEO_INFO_FORMAT (&obj->info) == GST_VIDEO_FORMAT_ENCODED)
+    return TRUE;
+  for (p = 0; p < GST_VIDEO_INFO_N_PLANES (&obj->info); p++) {
+    gint stride = meta ? meta->stride[p] : 0;
+    gsize offset = meta ? meta->offset[p] : 0;
+
+    if (!meta) {
+      GstVideoInfo def;
+
+      if (!gst_video_info_from_caps (&def, pool->caps))
+        return FALSE;
+      stride = def.stride[p];
+      offset = def.offset[p];
+    }
+    if (stride != obj->info.stride[p] || offset != obj->info.offset[p])
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static GstFlowReturn
+render_copy (GstVstreamBufferPool * pool, GstBuffer * buf)
+{
+  GstVstreamObject *obj = pool->obj;
+  GstBuffer *dst = NULL;
+  GstFlowReturn ret;
+
+  ret = gst_buffer_pool_acquire_buffer (GST_BUFFER_POOL (pool), &dst, NULL);
+  if (ret != GST_FLOW_OK)
+    return ret;
+  if (GST_VIDEO_INFO_FORMAT (&obj->info) == GST_VIDEO_FORMAT_ENCODED) {
+    GstMapInfo map;
+    gsize n = MIN (gst_buffer_get_size (buf), obj->format.fmt.pix.sizeimage);
+
+    if (!gst_buffer_map (buf, &map, GST_MAP_READ))
+      goto fail;
+    gst_buffer_fill (dst, 0, map.data, n);
+    gst_buffer_set_size (dst, n);
+    gst_buffer_unmap (buf, &map);
+  } else {
+    GstVideoInfo src_info;
+    GstVideoFrame sf, df;
+    gboolean ok;
+
+    if (!gst_video_info_from_caps (&src_info, pool->caps))
+      goto fail;
+    if (!gst_video_frame_map (&sf, &src_info, buf, GST_MAP_READ))
+      goto fail;
+    if (!gst_video_frame_map (&df, &obj->info, dst, GST_MAP_WRITE)) {
+      gst_video_frame_unmap (&sf);
+      goto fail;
+    }
+    ok = gst_video_frame_copy (&df, &sf);
+    gst_video_frame_unmap (&df);
+    gst_video_frame_unmap (&sf);
+    if (!ok)
+      goto fail;
+  }
+  gst_buffer_copy_into (dst, buf, GST_BUFFER_COPY_FLAGS |
+      GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
+  gst_vstream_object_count (obj, 0, 0, 1, 0);
+  return qbuf (pool, dst, buffer_index (dst));
+
+fail:
+  gst_buffer_unref (dst);
+  GST_ELEMENT_ERROR (obj->element, STREAM, FORMAT,
+      ("Could not copy a frame for device '%s'.", obj->device), (NULL));
+  return GST_FLOW_ERROR;
+}
+
+/*
+ * Output: queue one frame.  A buffer of this pool (MMAP, upstream rendered
+ * into it) or a fitting foreign buffer (userptr, dmabuf-import) goes to the
+ * driver as it is; anything else is copied once.
+ */
+GstFlowReturn
+gst_vstream_buffer_pool_render (GstVstreamBufferPool * pool, GstBuffer * buf)
+{
+  GstVstreamObject *obj = pool->obj;
+  GstFlowReturn ret = GST_FLOW_OK;
+  GstBuffer *done;
+  gint index;
+
+  if (buf->pool == GST_BUFFER_POOL (pool) && buffer_index (buf) >= 0) {
+    ret = qbuf (pool, gst_buffer_ref (buf), buffer_index (buf));
+    gst_vstream_object_count (obj, 0, 0, 0, 1);
+  } else if ((pool->memory == V4L2_MEMORY_USERPTR && layout_fits (pool, buf))
+      || (pool->memory == V4L2_MEMORY_DMABUF && layout_fits (pool, buf) &&
+          gst_is_dmabuf_memory (gst_buffer_peek_memory (buf, 0)))) {
+    while ((index = free_index (pool)) < 0) {
+      ret = dqbuf (pool, &done, TRUE);
+      if (ret != GST_FLOW_OK)
+        return ret;
+      gst_buffer_unref (done);
+    }
+    ret = qbuf (pool, gst_buffer_ref (buf), index);
+    gst_vstream_object_count (obj, 0, 0, 0, 1);
+  } else {
+    ret = render_copy (pool, buf);
+  }
+  if (ret != GST_FLOW_OK)
+    return ret;
+  gst_vstream_object_count (obj, 1, 0, 0, 0);
+  ret = streamon (pool);
+  if (ret != GST_FLOW_OK)
+    return ret;
+
+  /* Return finished buffers to upstream promptly. */
+  while ((ret = dqbuf (pool, &done, FALSE)) == GST_FLOW_OK)
+    gst_buffer_unref (done);
+  return ret == GST_FLOW_CUSTOM_SUCCESS ? GST_FLOW_OK : ret;
+}
+
+static void
+gst_vstream_buffer_pool_finalize (GObject * object)
+{
+  GstVstreamBufferPool *pool = GST_VSTREAM_BUFFER_POOL (object);
+
+  gst_object_unref (pool->vallocator);
+  gst_object_unref (pool->dmabuf);
+  gst_caps_replace (&pool->caps, NULL);
+  gst_poll_free (pool->poll);
+  g_mutex_clear (&pool->lock);
+  G_OBJECT_CLASS (gst_vstream_buffer_pool_parent_class)->finalize (object);
+}
+
+static void
+gst_vstream_buffer_pool_class_init (GstVstreamBufferPoolClass * klass)
+{
+  GstBufferPoolClass *pclass = GST_BUFFER_POOL_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->finalize = gst_vstream_buffer_pool_finalize;
+  pclass->set_config = gst_vstream_buffer_pool_set_config;
+  pclass->start = gst_vstream_buffer_pool_start;
+  pclass->stop = gst_vstream_buffer_pool_stop;
+  pclass->alloc_buffer = gst_vstream_buffer_pool_alloc_buffer;
+  pclass->acquire_buffer = gst_vstream_buffer_pool_acquire_buffer;
+  pclass->release_buffer = gst_vstream_buffer_pool_release_buffer;
+  pclass->flush_start = gst_vstream_buffer_pool_flush_start;
+  pclass->flush_stop = gst_vstream_buffer_pool_flush_stop;
+  index_quark = g_quark_from_static_string ("GstVstreamBufferIndex");
+}
+
+static void
+gst_vstream_buffer_pool_init (GstVstreamBufferPool * pool)
+{
+  g_mutex_init (&pool->lock);
+  pool->poll = gst_poll_new (TRUE);
+}
+
+GstBufferPool *
+gst_vstream_buffer_pool_new (GstVstreamObject * obj, GstCaps * caps)
+{
+  GstVstreamBufferPool *pool;
+  GstStructure *config;
+  gchar *name;
+
+  name = g_strdup_printf ("%s:pool", GST_ELEMENT_NAME (obj->element));
+  pool = g_object_new (GST_TYPE_VSTREAM_BUFFER_POOL, "name", name, NULL);
+  g_free (name);
+  gst_object_ref_sink (pool);
+  pool->obj = obj;
+  pool->output = obj->type == V4L2_BUF_TYPE_VIDEO_OUTPUT;
+  pool->caps = gst_caps_ref (caps);
+  pool->count = gst_vstream_object_buffer_count (obj);
+  pool->vallocator = gst_vstream_allocator_new (obj);
+  pool->dmabuf = gst_dmabuf_allocator_new ();
+  gst_poll_fd_init (&pool->pollfd);
+  pool->pollfd.fd = obj->fd;
+  gst_poll_add_fd (pool->poll, &pool->pollfd);
+  if (pool->output)
+    gst_poll_fd_ctl_write (pool->poll, &pool->pollfd, TRUE);
+  else
+    gst_poll_fd_ctl_read (pool->poll, &pool->pollfd, TRUE);
+
+  config = gst_buffer_pool_get_config (GST_BUFFER_POOL (pool));
+  gst_buffer_pool_config_set_params (config, caps, obj->info.size,
+      pool->count, pool->count);
+  gst_buffer_pool_config_add_option (config,
+      GST_BUFFER_POOL_OPTION_VIDEO_META);
+  gst_buffer_pool_set_config (GST_BUFFER_POOL (pool), config);
+  return GST_BUFFER_POOL (pool);
+}
+
+
+/* Output: wait (bounded) until the driver has consumed every frame. */
+void
+gst_vstream_buffer_pool_drain (GstVstreamBufferPool * pool)
+{
+  gint64 end = g_get_monotonic_time () + 2 * G_TIME_SPAN_SECOND;
+  GstBuffer *done;
+
+  while (pool->output && gst_vstream_buffer_pool_queued (pool) > 0 &&
+      g_get_monotonic_time () < end) {
+    GstFlowReturn ret = dqbuf (pool, &done, FALSE);
+
+    if (ret == GST_FLOW_OK)
+      gst_buffer_unref (done);
+    else if (ret == GST_FLOW_CUSTOM_SUCCESS)
+      g_usleep (1000);
+    else
+      break;
+  }
+}

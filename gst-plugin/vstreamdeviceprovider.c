@@ -1,0 +1,182 @@
+/* vstream GStreamer plugin: lists V4L2 video nodes as GstDevices.
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A static probe of /dev/video*: each capture node becomes a Video/Source
+ * that makes a vstreamsrc, each output node a Video/Sink that makes a
+ * vstreamsink, named "<card> (<node name>)" so the pipes of a vstream card
+ * tell apart.  Nodes with both directions (mem2mem) are skipped.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <linux/videodev2.h>
+
+#include "vstreamdeviceprovider.h"
+#include "vstreamobject.h"
+
+struct _GstVstreamDeviceProvider
+{
+  GstDeviceProvider parent;
+};
+
+struct _GstVstreamDevice
+{
+  GstDevice parent;
+  gchar *path;
+  gboolean output;
+};
+
+G_DEFINE_TYPE (GstVstreamDevice, gst_vstream_device, GST_TYPE_DEVICE);
+G_DEFINE_TYPE (GstVstreamDeviceProvider, gst_vstream_device_provider,
+    GST_TYPE_DEVICE_PROVIDER);
+GST_DEVICE_PROVIDER_REGISTER_DEFINE (vstreamdeviceprovider,
+    "vstreamdeviceprovider", GST_RANK_NONE, GST_TYPE_VSTREAM_DEVICE_PROVIDER);
+
+static GstElement *
+gst_vstream_device_create_element (GstDevice * device, const gchar * name)
+{
+  GstVstreamDevice *dev = GST_VSTREAM_DEVICE (device);
+  GstElement *e = gst_element_factory_make (dev->output ? "vstreamsink" :
+      "vstreamsrc", name);
+
+  if (e)
+    g_object_set (e, "device", dev->path, NULL);
+  return e;
+}
+
+static gboolean
+gst_vstream_device_reconfigure_element (GstDevice * device,
+    GstElement * element)
+{
+  g_object_set (element, "device", GST_VSTREAM_DEVICE (device)->path, NULL);
+  return TRUE;
+}
+
+static void
+gst_vstream_device_finalize (GObject * object)
+{
+  g_free (GST_VSTREAM_DEVICE (object)->path);
+  G_OBJECT_CLASS (gst_vstream_device_parent_class)->finalize (object);
+}
+
+static void
+gst_vstream_device_class_init (GstVstreamDeviceClass * klass)
+{
+  GST_DEVICE_CLASS (klass)->create_element = gst_vstream_device_create_element;
+  GST_DEVICE_CLASS (klass)->reconfigure_element =
+      gst_vstream_device_reconfigure_element;
+  G_OBJECT_CLASS (klass)->finalize = gst_vstream_device_finalize;
+}
+
+static void
+gst_vstream_device_init (GstVstreamDevice * dev)
+{
+}
+
+static GstDevice *
+probe_node (const gchar * path)
+{
+  struct v4l2_capability cap = { 0 };
+  GstVstreamDevice *dev;
+  GstStructure *props;
+  GstCaps *caps;
+  gchar *name, *node_name = NULL, *sys;
+  guint32 dcaps;
+  gboolean output;
+  gint fd;
+
+  fd = open (path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return NULL;
+  if (ioctl (fd, VIDIOC_QUERYCAP, &cap) < 0) {
+    close (fd);
+    return NULL;
+  }
+  dcaps = (cap.capabilities & V4L2_CAP_DEVICE_CAPS) ? cap.device_caps :
+      cap.capabilities;
+  output = ! !(dcaps & V4L2_CAP_VIDEO_OUTPUT);
+  if (output == ! !(dcaps & V4L2_CAP_VIDEO_CAPTURE) ||
+      !(dcaps & V4L2_CAP_STREAMING)) {
+    close (fd);
+    return NULL;
+  }
+  caps = gst_vstream_probe_fd_caps (fd, output ? V4L2_BUF_TYPE_VIDEO_OUTPUT :
+      V4L2_BUF_TYPE_VIDEO_CAPTURE, NULL);
+  close (fd);
+  if (gst_caps_is_empty (caps)) {
+    gst_caps_unref (caps);
+    return NULL;
+  }
+
+  sys = g_strdup_printf ("/sys/class/video4linux/%s/name",
+      strrchr (path, '/') + 1);
+  if (g_file_get_contents (sys, &node_name, NULL, NULL))
+    g_strstrip (node_name);
+  g_free (sys);
+  name = g_strdup_printf ("%s (%s)", (const gchar *) cap.card,
+      node_name ? node_name : path);
+  props = gst_structure_new ("vstream-proplist",
+      "device.path", G_TYPE_STRING, path,
+      "device.api", G_TYPE_STRING, "v4l2",
+      "v4l2.device.driver", G_TYPE_STRING, (const gchar *) cap.driver,
+      "v4l2.device.card", G_TYPE_STRING, (const gchar *) cap.card,
+      "v4l2.device.bus_info", G_TYPE_STRING, (const gchar *) cap.bus_info,
+      NULL);
+  dev = g_object_new (GST_TYPE_VSTREAM_DEVICE, "display-name", name,
+      "device-class", output ? "Video/Sink" : "Video/Source",
+      "caps", caps, "properties", props, NULL);
+  dev->path = g_strdup (path);
+  dev->output = output;
+  g_free (name);
+  g_free (node_name);
+  gst_caps_unref (caps);
+  gst_structure_free (props);
+  return GST_DEVICE (dev);
+}
+
+static GList *
+gst_vstream_device_provider_probe (GstDeviceProvider * provider)
+{
+  GList *devices = NULL;
+  GDir *dir = g_dir_open ("/dev", 0, NULL);
+  const gchar *entry;
+  GPtrArray *paths = g_ptr_array_new_with_free_func (g_free);
+  guint i;
+
+  if (!dir)
+    return NULL;
+  while ((entry = g_dir_read_name (dir)))
+    if (g_str_has_prefix (entry, "video"))
+      g_ptr_array_add (paths, g_strconcat ("/dev/", entry, NULL));
+  g_dir_close (dir);
+  for (i = 0; i < paths->len; i++) {
+    GstDevice *dev = probe_node (g_ptr_array_index (paths, i));
+
+    if (dev)
+      devices = g_list_prepend (devices, gst_object_ref_sink (dev));
+  }
+  g_ptr_array_free (paths, TRUE);
+  return g_list_reverse (devices);
+}
+
+static void
+gst_vstream_device_provider_class_init (GstVstreamDeviceProviderClass * klass)
+{
+  GstDeviceProviderClass *dclass = GST_DEVICE_PROVIDER_CLASS (klass);
+
+  dclass->probe = gst_vstream_device_provider_probe;
+  gst_device_provider_class_set_static_metadata (dclass,
+      "vstream device provider", "Source/Sink/Video",
+      "Lists V4L2 capture and output nodes for vstreamsrc and vstreamsink",
+      "The vstream developers");
+}
+
+static void
+gst_vstream_device_provider_init (GstVstreamDeviceProvider * provider)
+{
+}

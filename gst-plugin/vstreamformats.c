@@ -1,0 +1,293 @@
+/* vstream GStreamer plugin: V4L2 <-> GStreamer format and field tables.
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * One table for pixel formats and one for fields; everything that maps
+ * between V4L2 and caps goes through them, and the unit tests check them.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "vstreamformats.h"
+
+static const GstVstreamFormat formats[] = {
+  {V4L2_PIX_FMT_YUYV, GST_VIDEO_FORMAT_YUY2, "video/x-raw"},
+  {V4L2_PIX_FMT_UYVY, GST_VIDEO_FORMAT_UYVY, "video/x-raw"},
+  {V4L2_PIX_FMT_YVYU, GST_VIDEO_FORMAT_YVYU, "video/x-raw"},
+  {V4L2_PIX_FMT_NV12, GST_VIDEO_FORMAT_NV12, "video/x-raw"},
+  {V4L2_PIX_FMT_NV21, GST_VIDEO_FORMAT_NV21, "video/x-raw"},
+  {V4L2_PIX_FMT_NV16, GST_VIDEO_FORMAT_NV16, "video/x-raw"},
+  {V4L2_PIX_FMT_NV61, GST_VIDEO_FORMAT_NV61, "video/x-raw"},
+  {V4L2_PIX_FMT_YUV420, GST_VIDEO_FORMAT_I420, "video/x-raw"},
+  {V4L2_PIX_FMT_YVU420, GST_VIDEO_FORMAT_YV12, "video/x-raw"},
+  {V4L2_PIX_FMT_YUV422P, GST_VIDEO_FORMAT_Y42B, "video/x-raw"},
+  {V4L2_PIX_FMT_GREY, GST_VIDEO_FORMAT_GRAY8, "video/x-raw"},
+  {V4L2_PIX_FMT_RGB565, GST_VIDEO_FORMAT_RGB16, "video/x-raw"},
+  {V4L2_PIX_FMT_RGB24, GST_VIDEO_FORMAT_RGB, "video/x-raw"},
+  {V4L2_PIX_FMT_BGR24, GST_VIDEO_FORMAT_BGR, "video/x-raw"},
+  /* 32-bit RGB: V4L2 names the word, GStreamer the bytes in memory */
+  {V4L2_PIX_FMT_XRGB32, GST_VIDEO_FORMAT_BGRx, "video/x-raw"},
+  {V4L2_PIX_FMT_XBGR32, GST_VIDEO_FORMAT_RGBx, "video/x-raw"},
+  {V4L2_PIX_FMT_ARGB32, GST_VIDEO_FORMAT_BGRA, "video/x-raw"},
+  {V4L2_PIX_FMT_ABGR32, GST_VIDEO_FORMAT_RGBA, "video/x-raw"},
+  {V4L2_PIX_FMT_MJPEG, GST_VIDEO_FORMAT_ENCODED, "image/jpeg"},
+};
+
+/*
+ * SEQ_TB/SEQ_BT hold both fields one after the other: that is GStreamer's
+ * "fields" interlace mode, not progressive.  TOP and BOTTOM (a stream of
+ * one parity only) have no caps equivalent and are never negotiated.
+ */
+static const GstVstreamField fields[] = {
+  {V4L2_FIELD_NONE, GST_VIDEO_INTERLACE_MODE_PROGRESSIVE,
+      GST_VIDEO_FIELD_ORDER_UNKNOWN},
+  {V4L2_FIELD_INTERLACED_TB, GST_VIDEO_INTERLACE_MODE_INTERLEAVED,
+      GST_VIDEO_FIELD_ORDER_TOP_FIELD_FIRST},
+  {V4L2_FIELD_INTERLACED_BT, GST_VIDEO_INTERLACE_MODE_INTERLEAVED,
+      GST_VIDEO_FIELD_ORDER_BOTTOM_FIELD_FIRST},
+  {V4L2_FIELD_INTERLACED, GST_VIDEO_INTERLACE_MODE_INTERLEAVED,
+      GST_VIDEO_FIELD_ORDER_UNKNOWN},
+  {V4L2_FIELD_SEQ_TB, GST_VIDEO_INTERLACE_MODE_FIELDS,
+      GST_VIDEO_FIELD_ORDER_TOP_FIELD_FIRST},
+  {V4L2_FIELD_SEQ_BT, GST_VIDEO_INTERLACE_MODE_FIELDS,
+      GST_VIDEO_FIELD_ORDER_BOTTOM_FIELD_FIRST},
+  {V4L2_FIELD_ALTERNATE, GST_VIDEO_INTERLACE_MODE_ALTERNATE,
+      GST_VIDEO_FIELD_ORDER_UNKNOWN},
+};
+
+guint
+gst_vstream_n_formats (void)
+{
+  return G_N_ELEMENTS (formats);
+}
+
+const GstVstreamFormat *
+gst_vstream_format_at (guint i)
+{
+  return i < G_N_ELEMENTS (formats) ? &formats[i] : NULL;
+}
+
+const GstVstreamFormat *
+gst_vstream_format_from_fourcc (guint32 fourcc)
+{
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (formats); i++)
+    if (formats[i].fourcc == fourcc)
+      return &formats[i];
+  return NULL;
+}
+
+const GstVstreamFormat *
+gst_vstream_format_from_structure (const GstStructure * s)
+{
+  GstVideoFormat vf;
+  const gchar *str;
+  guint i;
+
+  if (gst_structure_has_name (s, "image/jpeg"))
+    return gst_vstream_format_from_fourcc (V4L2_PIX_FMT_MJPEG);
+  if (!gst_structure_has_name (s, "video/x-raw"))
+    return NULL;
+  str = gst_structure_get_string (s, "format");
+  if (!str)
+    return NULL;
+  vf = gst_video_format_from_string (str);
+  for (i = 0; i < G_N_ELEMENTS (formats); i++)
+    if (formats[i].format == vf)
+      return &formats[i];
+  return NULL;
+}
+
+guint
+gst_vstream_n_fields (void)
+{
+  return G_N_ELEMENTS (fields);
+}
+
+const GstVstreamField *
+gst_vstream_field_at (guint i)
+{
+  return i < G_N_ELEMENTS (fields) ? &fields[i] : NULL;
+}
+
+const GstVstreamField *
+gst_vstream_field_from_v4l2 (guint32 field)
+{
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (fields); i++)
+    if (fields[i].field == field)
+      return &fields[i];
+  return NULL;
+}
+
+/* The V4L2 field for fixed caps; "mixed" is carried as INTERLACED. */
+guint32
+gst_vstream_field_from_caps (const GstStructure * s)
+{
+  const gchar *mode_str = gst_structure_get_string (s, "interlace-mode");
+  const gchar *order_str = gst_structure_get_string (s, "field-order");
+  GstVideoInterlaceMode mode = GST_VIDEO_INTERLACE_MODE_PROGRESSIVE;
+  GstVideoFieldOrder order = GST_VIDEO_FIELD_ORDER_UNKNOWN;
+  guint i;
+
+  if (mode_str)
+    mode = gst_video_interlace_mode_from_string (mode_str);
+  if (order_str)
+    order = gst_video_field_order_from_string (order_str);
+  if (mode == GST_VIDEO_INTERLACE_MODE_MIXED)
+    return V4L2_FIELD_INTERLACED;
+  for (i = 0; i < G_N_ELEMENTS (fields); i++)
+    if (fields[i].mode == mode && fields[i].order == order)
+      return fields[i].field;
+  /* "fields" without an order: top first, as SEQ_TB is the common one */
+  if (mode == GST_VIDEO_INTERLACE_MODE_FIELDS)
+    return V4L2_FIELD_SEQ_TB;
+  return V4L2_FIELD_NONE;
+}
+
+/* A caps structure without size and rate, for one format and field. */
+GstStructure *
+gst_vstream_structure_new (guint32 fourcc, guint32 field)
+{
+  const GstVstreamFormat *f = gst_vstream_format_from_fourcc (fourcc);
+  const GstVstreamField *fl = gst_vstream_field_from_v4l2 (field);
+  GstStructure *s;
+
+  if (!f || !fl)
+    return NULL;
+  if (f->format == GST_VIDEO_FORMAT_ENCODED) {
+    if (fl->mode != GST_VIDEO_INTERLACE_MODE_PROGRESSIVE)
+      return NULL;
+    return gst_structure_new (f->media_type, "parsed", G_TYPE_BOOLEAN, TRUE,
+        NULL);
+  }
+  s = gst_structure_new (f->media_type, "format", G_TYPE_STRING,
+      gst_video_format_to_string (f->format), "interlace-mode", G_TYPE_STRING,
+      gst_video_interlace_mode_to_string (fl->mode), NULL);
+  if (fl->order != GST_VIDEO_FIELD_ORDER_UNKNOWN)
+    gst_structure_set (s, "field-order", G_TYPE_STRING,
+        gst_video_field_order_to_string (fl->order), NULL);
+  return s;
+}
+
+void
+gst_vstream_buffer_set_field_flags (GstBuffer * buf, guint32 field)
+{
+  GST_BUFFER_FLAG_UNSET (buf, GST_VIDEO_BUFFER_FLAG_INTERLACED |
+      GST_VIDEO_BUFFER_FLAG_TFF | GST_VIDEO_BUFFER_FLAG_ONEFIELD);
+  switch (field) {
+    case V4L2_FIELD_TOP:
+      GST_BUFFER_FLAG_SET (buf, GST_VIDEO_BUFFER_FLAG_TOP_FIELD);
+      break;
+    case V4L2_FIELD_BOTTOM:
+      GST_BUFFER_FLAG_SET (buf, GST_VIDEO_BUFFER_FLAG_BOTTOM_FIELD);
+      break;
+    case V4L2_FIELD_INTERLACED_TB:
+    case V4L2_FIELD_SEQ_TB:
+      GST_BUFFER_FLAG_SET (buf, GST_VIDEO_BUFFER_FLAG_INTERLACED |
+          GST_VIDEO_BUFFER_FLAG_TFF);
+      break;
+    case V4L2_FIELD_INTERLACED:
+    case V4L2_FIELD_INTERLACED_BT:
+    case V4L2_FIELD_SEQ_BT:
+      GST_BUFFER_FLAG_SET (buf, GST_VIDEO_BUFFER_FLAG_INTERLACED);
+      break;
+    default:
+      break;
+  }
+}
+
+/* The field to queue an output buffer with, for a format's field. */
+guint32
+gst_vstream_buffer_get_field (GstBuffer * buf, guint32 fmt_field)
+{
+  if (fmt_field != V4L2_FIELD_ALTERNATE)
+    return fmt_field;
+  if (GST_BUFFER_FLAG_IS_SET (buf, GST_VIDEO_BUFFER_FLAG_ONEFIELD) &&
+      !GST_BUFFER_FLAG_IS_SET (buf, GST_VIDEO_BUFFER_FLAG_TFF))
+    return V4L2_FIELD_BOTTOM;
+  return V4L2_FIELD_TOP;
+}
+
+/*
+ * Fill @info from @caps, then describe the V4L2 single-planar layout: plane
+ * 0 has bytesperline, the chroma planes follow it with strides scaled by
+ * their subsampling, each plane pix->height lines (field height for
+ * ALTERNATE) tall.
+ */
+gboolean
+gst_vstream_info_from_v4l2 (GstVideoInfo * info,
+    const struct v4l2_pix_format *pix, GstCaps * caps)
+{
+  const GstVideoFormatInfo *finfo;
+  gsize offset = 0;
+  guint p, c;
+
+  if (!gst_video_info_from_caps (info, caps)) {
+    GstStructure *s = gst_caps_get_structure (caps, 0);
+    gint fn = 30, fd = 1;
+
+    /* image/jpeg: keep size and rate for the pool and latency */
+    if (!gst_structure_has_name (s, "image/jpeg"))
+      return FALSE;
+    gst_video_info_init (info);
+    gst_video_info_set_format (info, GST_VIDEO_FORMAT_ENCODED, pix->width,
+        pix->height);
+    gst_structure_get_fraction (s, "framerate", &fn, &fd);
+    info->fps_n = fn;
+    info->fps_d = fd;
+    info->size = pix->sizeimage;
+    return TRUE;
+  }
+  finfo = info->finfo;
+  for (p = 0; p < GST_VIDEO_INFO_N_PLANES (info); p++) {
+    guint comp = 0, lines;
+
+    for (c = 0; c < GST_VIDEO_FORMAT_INFO_N_COMPONENTS (finfo); c++)
+      if (GST_VIDEO_FORMAT_INFO_PLANE (finfo, c) == p) {
+        comp = c;
+        break;
+      }
+    if (p == 0)
+      info->stride[0] = pix->bytesperline;
+    else
+      info->stride[p] = pix->bytesperline *
+          GST_VIDEO_FORMAT_INFO_PSTRIDE (finfo, comp) /
+          GST_VIDEO_FORMAT_INFO_PSTRIDE (finfo, 0) >>
+          GST_VIDEO_FORMAT_INFO_W_SUB (finfo, comp);
+    info->offset[p] = offset;
+    lines = GST_VIDEO_FORMAT_INFO_SCALE_HEIGHT (finfo, comp, pix->height);
+    offset += (gsize) info->stride[p] * lines;
+  }
+  info->size = MAX (offset, pix->sizeimage);
+  return TRUE;
+}
+
+/* Everything the elements can carry: the pad template caps. */
+GstCaps *
+gst_vstream_all_caps (void)
+{
+  GstCaps *caps = gst_caps_new_empty ();
+  guint i, j;
+
+  for (i = 0; i < G_N_ELEMENTS (formats); i++) {
+    for (j = 0; j < G_N_ELEMENTS (fields); j++) {
+      GstStructure *s = gst_vstream_structure_new (formats[i].fourcc,
+          fields[j].field);
+      GstCapsFeatures *feat = NULL;
+
+      if (!s)
+        continue;
+      gst_structure_set (s, "width", GST_TYPE_INT_RANGE, 1, G_MAXINT,
+          "height", GST_TYPE_INT_RANGE, 1, G_MAXINT, "framerate",
+          GST_TYPE_FRACTION_RANGE, 0, 1, G_MAXINT, 1, NULL);
+      if (fields[j].mode == GST_VIDEO_INTERLACE_MODE_ALTERNATE)
+        feat = gst_caps_features_new (GST_CAPS_FEATURE_FORMAT_INTERLACED,
+            NULL);
+      gst_caps_append_structure_full (caps, s, feat);
+    }
+  }
+  return caps;
+}

@@ -1,0 +1,568 @@
+/* vstream GStreamer plugin: the device core shared by vstreamsrc and
+ * vstreamsink.
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Opens and checks the node, probes its caps from ENUM_FMT,
+ * ENUM_FRAMESIZES, ENUM_FRAMEINTERVALS and TRY_FMT (per field), and sets
+ * the negotiated format.  Every failure becomes an element error that names
+ * the device and the cause.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vstreamobject.h"
+#include "vstreamformats.h"
+
+GST_DEBUG_CATEGORY_EXTERN (gst_vstream_debug);
+#define GST_CAT_DEFAULT gst_vstream_debug
+
+GType
+gst_vstream_io_mode_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue modes[] = {
+    {GST_VSTREAM_IO_AUTO, "Pick the best the device offers (mmap)", "auto"},
+    {GST_VSTREAM_IO_RW, "read()/write() with copies", "rw"},
+    {GST_VSTREAM_IO_MMAP, "Driver buffers mapped into the process", "mmap"},
+    {GST_VSTREAM_IO_USERPTR, "Process memory lent to the driver", "userptr"},
+    {GST_VSTREAM_IO_DMABUF, "Driver buffers exported as dma-buf", "dmabuf"},
+    {GST_VSTREAM_IO_DMABUF_IMPORT, "Upstream dma-buf lent to the driver",
+        "dmabuf-import"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstVstreamIOMode", modes);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+static int
+default_ioctl (int fd, unsigned long request, void *arg)
+{
+  return ioctl (fd, request, arg);
+}
+
+GstVstreamObject *
+gst_vstream_object_new (GstElement * element, enum v4l2_buf_type type,
+    const gchar * default_device)
+{
+  GstVstreamObject *obj = g_new0 (GstVstreamObject, 1);
+
+  obj->element = element;
+  obj->type = type;
+  obj->device = g_strdup (default_device);
+  obj->fd = -1;
+  obj->ioctl = default_ioctl;
+  obj->min_buffers = 4;
+  g_mutex_init (&obj->stats_lock);
+  return obj;
+}
+
+void
+gst_vstream_object_free (GstVstreamObject * obj)
+{
+  gst_vstream_object_close (obj);
+  g_mutex_clear (&obj->stats_lock);
+  g_free (obj->device);
+  g_free (obj);
+}
+
+gint
+gst_vstream_object_ioctl (GstVstreamObject * obj, unsigned long request,
+    void *arg)
+{
+  int ret;
+
+  do
+    ret = obj->ioctl (obj->fd, request, arg);
+  while (ret < 0 && errno == EINTR);
+  return ret;
+}
+
+static gboolean
+is_output (GstVstreamObject * obj)
+{
+  return obj->type == V4L2_BUF_TYPE_VIDEO_OUTPUT;
+}
+
+gboolean
+gst_vstream_object_is_open (GstVstreamObject * obj)
+{
+  return obj->fd >= 0;
+}
+
+gboolean
+gst_vstream_object_open (GstVstreamObject * obj)
+{
+  struct stat st;
+  guint32 caps;
+  guint32 want = is_output (obj) ? V4L2_CAP_VIDEO_OUTPUT :
+      V4L2_CAP_VIDEO_CAPTURE;
+
+  if (!obj->device || stat (obj->device, &st) < 0) {
+    GST_ELEMENT_ERROR (obj->element, RESOURCE, NOT_FOUND,
+        ("Device '%s' does not exist.", GST_STR_NULL (obj->device)),
+        ("stat: %s", g_strerror (errno)));
+    return FALSE;
+  }
+  if (!S_ISCHR (st.st_mode)) {
+    GST_ELEMENT_ERROR (obj->element, RESOURCE, NOT_FOUND,
+        ("'%s' is not a device.", obj->device), (NULL));
+    return FALSE;
+  }
+  obj->fd = open (obj->device, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  if (obj->fd < 0) {
+    GST_ELEMENT_ERROR (obj->element, RESOURCE, OPEN_READ_WRITE,
+        ("Could not open device '%s' for reading and writing.", obj->device),
+        ("open: %s", g_strerror (errno)));
+    return FALSE;
+  }
+  memset (&obj->vcap, 0, sizeof (obj->vcap));
+  if (gst_vstream_object_ioctl (obj, VIDIOC_QUERYCAP, &obj->vcap) < 0) {
+    GST_ELEMENT_ERROR (obj->element, RESOURCE, SETTINGS,
+        ("Device '%s' is not a V4L2 device.", obj->device),
+        ("VIDIOC_QUERYCAP: %s", g_strerror (errno)));
+    goto fail;
+  }
+  caps = (obj->vcap.capabilities & V4L2_CAP_DEVICE_CAPS) ?
+      obj->vcap.device_caps : obj->vcap.capabilities;
+  if (!(caps & want)) {
+    GST_ELEMENT_ERROR (obj->element, RESOURCE, NOT_FOUND,
+        ("Device '%s' is not a %s device.", obj->device,
+            is_output (obj) ? "video output" : "video capture"),
+        ("device caps 0x%08x", caps));
+    goto fail;
+  }
+  g_free (obj->device_name);
+  obj->device_name = g_strndup ((const gchar *) obj->vcap.card,
+      sizeof (obj->vcap.card));
+  GST_INFO_OBJECT (obj->element, "opened %s (%s), caps 0x%08x", obj->device,
+      obj->device_name, caps);
+  return TRUE;
+
+fail:
+  gst_vstream_object_close (obj);
+  return FALSE;
+}
+
+void
+gst_vstream_object_close (GstVstreamObject * obj)
+{
+  if (obj->fd >= 0)
+    close (obj->fd);
+  obj->fd = -1;
+  gst_caps_replace (&obj->probed_caps, NULL);
+  gst_caps_replace (&obj->caps, NULL);
+  g_clear_pointer (&obj->device_name, g_free);
+}
+
+static int
+probe_ioctl (gint fd, GstVstreamIoctlFunc func, unsigned long req, void *arg)
+{
+  int ret;
+
+  do
+    ret = func (fd, req, arg);
+  while (ret < 0 && errno == EINTR);
+  return ret;
+}
+
+/* The framerates at one size, as a caps value. */
+static void
+probe_framerates (gint fd, enum v4l2_buf_type type, GstVstreamIoctlFunc func,
+    guint32 fourcc, guint w, guint h, GValue * out)
+{
+  struct v4l2_frmivalenum ival = {
+    .pixel_format = fourcc,.width = w,.height = h
+  };
+
+  if (probe_ioctl (fd, func, VIDIOC_ENUM_FRAMEINTERVALS, &ival) < 0) {
+    g_value_init (out, GST_TYPE_FRACTION_RANGE);
+    gst_value_set_fraction_range_full (out, 0, 1, G_MAXINT, 1);
+    return;
+  }
+  if (ival.type == V4L2_FRMIVAL_TYPE_DISCRETE) {
+    g_value_init (out, GST_TYPE_LIST);
+    do {
+      GValue v = G_VALUE_INIT;
+
+      if (!ival.discrete.numerator || !ival.discrete.denominator)
+        continue;
+      g_value_init (&v, GST_TYPE_FRACTION);
+      gst_value_set_fraction (&v, ival.discrete.denominator,
+          ival.discrete.numerator);
+      gst_value_list_append_and_take_value (out, &v);
+      ival.index++;
+    } while (probe_ioctl (fd, func, VIDIOC_ENUM_FRAMEINTERVALS, &ival) == 0);
+    if (gst_value_list_get_size (out) == 1) {
+      GValue v = G_VALUE_INIT;
+
+      g_value_copy (gst_value_list_get_value (out, 0), &v);
+      g_value_unset (out);
+      *out = v;
+    }
+    return;
+  }
+  /* stepwise and continuous: the fastest rate is the shortest interval */
+  g_value_init (out, GST_TYPE_FRACTION_RANGE);
+  if (!ival.stepwise.min.numerator || !ival.stepwise.max.numerator)
+    gst_value_set_fraction_range_full (out, 0, 1, G_MAXINT, 1);
+  else
+    gst_value_set_fraction_range_full (out, ival.stepwise.max.denominator,
+        ival.stepwise.max.numerator, ival.stepwise.min.denominator,
+        ival.stepwise.min.numerator);
+}
+
+static void
+set_dimension (GstStructure * s, const gchar * name, guint min, guint max,
+    guint step)
+{
+  if (min == max) {
+    gst_structure_set (s, name, G_TYPE_INT, (gint) min, NULL);
+  } else {
+    GValue v = G_VALUE_INIT;
+
+    g_value_init (&v, GST_TYPE_INT_RANGE);
+    gst_value_set_int_range_step (&v, min, max, MAX (step, 1));
+    gst_structure_set_value (s, name, &v);
+    g_value_unset (&v);
+  }
+}
+
+/* Fields the device accepts for a format, found with TRY_FMT. */
+static GArray *
+probe_fields (gint fd, enum v4l2_buf_type type, GstVstreamIoctlFunc func,
+    guint32 fourcc, guint w, guint h)
+{
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (guint32));
+  guint i;
+
+  for (i = 0; i < gst_vstream_n_fields (); i++) {
+    guint32 field = gst_vstream_field_at (i)->field;
+    struct v4l2_format fmt = {.type = type };
+
+    fmt.fmt.pix.pixelformat = fourcc;
+    fmt.fmt.pix.width = w;
+    fmt.fmt.pix.height = h;
+    fmt.fmt.pix.field = field;
+    if (probe_ioctl (fd, func, VIDIOC_TRY_FMT, &fmt) < 0) {
+      /* no TRY_FMT: assume what the device reports now */
+      if (i == 0)
+        g_array_append_val (out, field);
+      continue;
+    }
+    if (fmt.fmt.pix.pixelformat == fourcc && fmt.fmt.pix.field == field)
+      g_array_append_val (out, field);
+  }
+  return out;
+}
+
+static void
+append_size (GstCaps * caps, guint32 fourcc, GArray * fields,
+    guint minw, guint maxw, guint stepw, guint minh, guint maxh, guint steph,
+    const GValue * rates)
+{
+  guint i;
+
+  for (i = 0; i < fields->len; i++) {
+    guint32 field = g_array_index (fields, guint32, i);
+    GstStructure *s = gst_vstream_structure_new (fourcc, field);
+    GstCapsFeatures *feat = NULL;
+    guint mul = 1;
+
+    if (!s)
+      continue;
+    /* ALTERNATE: V4L2 sizes are fields, caps sizes are frames */
+    if (field == V4L2_FIELD_ALTERNATE) {
+      mul = 2;
+      feat = gst_caps_features_new (GST_CAPS_FEATURE_FORMAT_INTERLACED, NULL);
+    }
+    set_dimension (s, "width", minw, maxw, stepw);
+    set_dimension (s, "height", minh * mul, maxh * mul, steph * mul);
+    gst_structure_set_value (s, "framerate", rates);
+    gst_caps_append_structure_full (caps, s, feat);
+  }
+}
+
+GstCaps *
+gst_vstream_probe_fd_caps (gint fd, enum v4l2_buf_type type,
+    GstVstreamIoctlFunc func)
+{
+  GstCaps *caps = gst_caps_new_empty ();
+  struct v4l2_fmtdesc desc = {.type = type };
+
+  if (!func)
+    func = default_ioctl;
+  for (desc.index = 0; probe_ioctl (fd, func, VIDIOC_ENUM_FMT, &desc) == 0;
+      desc.index++) {
+    struct v4l2_frmsizeenum fs = {.pixel_format = desc.pixelformat };
+    GArray *fields;
+    GValue rates = G_VALUE_INIT;
+
+    if (!gst_vstream_format_from_fourcc (desc.pixelformat)) {
+      GST_DEBUG ("skipping unmapped format %" GST_FOURCC_FORMAT,
+          GST_FOURCC_ARGS (desc.pixelformat));
+      continue;
+    }
+    if (probe_ioctl (fd, func, VIDIOC_ENUM_FRAMESIZES, &fs) < 0) {
+      /* no size enumeration: ask TRY_FMT for the extremes */
+      struct v4l2_format lo = {.type = type }, hi = {.type = type };
+
+      lo.fmt.pix.pixelformat = hi.fmt.pix.pixelformat = desc.pixelformat;
+      lo.fmt.pix.width = lo.fmt.pix.height = 1;
+      hi.fmt.pix.width = hi.fmt.pix.height = 32768;
+      if (probe_ioctl (fd, func, VIDIOC_TRY_FMT, &lo) < 0 ||
+          probe_ioctl (fd, func, VIDIOC_TRY_FMT, &hi) < 0)
+        continue;
+      fs.type = V4L2_FRMSIZE_TYPE_CONTINUOUS;
+      fs.stepwise.min_width = lo.fmt.pix.width;
+      fs.stepwise.min_height = lo.fmt.pix.height;
+      fs.stepwise.max_width = hi.fmt.pix.width;
+      fs.stepwise.max_height = hi.fmt.pix.height;
+      fs.stepwise.step_width = fs.stepwise.step_height = 1;
+    }
+    if (fs.type == V4L2_FRMSIZE_TYPE_DISCRETE) {
+      fields = probe_fields (fd, type, func, desc.pixelformat,
+          fs.discrete.width, fs.discrete.height);
+      do {
+        probe_framerates (fd, type, func, desc.pixelformat, fs.discrete.width,
+            fs.discrete.height, &rates);
+        append_size (caps, desc.pixelformat, fields, fs.discrete.width,
+            fs.discrete.width, 1, fs.discrete.height, fs.discrete.height, 1,
+            &rates);
+        g_value_unset (&rates);
+        fs.index++;
+      } while (probe_ioctl (fd, func, VIDIOC_ENUM_FRAMESIZES, &fs) == 0 &&
+          fs.type == V4L2_FRMSIZE_TYPE_DISCRETE);
+    } else {
+      guint step_w = fs.type == V4L2_FRMSIZE_TYPE_STEPWISE ?
+          fs.stepwise.step_width : 1;
+      guint step_h = fs.type == V4L2_FRMSIZE_TYPE_STEPWISE ?
+          fs.stepwise.step_height : 1;
+
+      fields = probe_fields (fd, type, func, desc.pixelformat,
+          fs.stepwise.min_width, fs.stepwise.min_height);
+      probe_framerates (fd, type, func, desc.pixelformat,
+          fs.stepwise.min_width, fs.stepwise.min_height, &rates);
+      append_size (caps, desc.pixelformat, fields, fs.stepwise.min_width,
+          fs.stepwise.max_width, step_w, fs.stepwise.min_height,
+          fs.stepwise.max_height, step_h, &rates);
+      g_value_unset (&rates);
+    }
+    g_array_free (fields, TRUE);
+  }
+  return caps;
+}
+
+GstCaps *
+gst_vstream_object_probe_caps (GstVstreamObject * obj)
+{
+  if (!obj->probed_caps) {
+    obj->probed_caps = gst_vstream_probe_fd_caps (obj->fd, obj->type,
+        obj->ioctl);
+    GST_DEBUG_OBJECT (obj->element, "probed caps %" GST_PTR_FORMAT,
+        obj->probed_caps);
+  }
+  return gst_caps_ref (obj->probed_caps);
+}
+
+GstCaps *
+gst_vstream_object_get_caps (GstVstreamObject * obj, GstCaps * filter,
+    GstPadTemplate * templ)
+{
+  GstCaps *caps, *tmp;
+
+  if (!gst_vstream_object_is_open (obj))
+    caps = gst_pad_template_get_caps (templ);
+  else
+    caps = gst_vstream_object_probe_caps (obj);
+  if (filter) {
+    tmp = gst_caps_intersect_full (filter, caps, GST_CAPS_INTERSECT_FIRST);
+    gst_caps_unref (caps);
+    caps = tmp;
+  }
+  return caps;
+}
+
+gboolean
+gst_vstream_object_get_current (GstVstreamObject * obj,
+    struct v4l2_format *fmt, struct v4l2_fract *tpf)
+{
+  struct v4l2_streamparm parm = {.type = obj->type };
+
+  memset (fmt, 0, sizeof (*fmt));
+  fmt->type = obj->type;
+  if (gst_vstream_object_ioctl (obj, VIDIOC_G_FMT, fmt) < 0)
+    return FALSE;
+  tpf->numerator = 0;
+  tpf->denominator = 0;
+  if (gst_vstream_object_ioctl (obj, VIDIOC_G_PARM, &parm) == 0)
+    *tpf = is_output (obj) ? parm.parm.output.timeperframe :
+        parm.parm.capture.timeperframe;
+  return TRUE;
+}
+
+static guint32
+colorspace_from_caps (const GstStructure * s)
+{
+  const gchar *c = gst_structure_get_string (s, "colorimetry");
+
+  if (!c)
+    return V4L2_COLORSPACE_DEFAULT;
+  if (g_str_equal (c, GST_VIDEO_COLORIMETRY_BT601))
+    return V4L2_COLORSPACE_SMPTE170M;
+  if (g_str_equal (c, GST_VIDEO_COLORIMETRY_BT709))
+    return V4L2_COLORSPACE_REC709;
+  if (g_str_equal (c, GST_VIDEO_COLORIMETRY_SRGB))
+    return V4L2_COLORSPACE_SRGB;
+  if (g_str_equal (c, GST_VIDEO_COLORIMETRY_BT2020))
+    return V4L2_COLORSPACE_BT2020;
+  return V4L2_COLORSPACE_DEFAULT;
+}
+
+gboolean
+gst_vstream_object_set_format (GstVstreamObject * obj, GstCaps * caps)
+{
+  GstStructure *s = gst_caps_get_structure (caps, 0);
+  const GstVstreamFormat *f = gst_vstream_format_from_structure (s);
+  struct v4l2_format fmt = {.type = obj->type };
+  struct v4l2_streamparm parm = {.type = obj->type };
+  gint width = 0, height = 0, fps_n = 0, fps_d = 1;
+  guint32 field;
+  gchar *str;
+
+  if (!f || !gst_structure_get_int (s, "width", &width) ||
+      !gst_structure_get_int (s, "height", &height)) {
+    GST_ELEMENT_ERROR (obj->element, CORE, NEGOTIATION,
+        ("Device '%s' cannot handle caps %" GST_PTR_FORMAT, obj->device,
+            caps), ("unknown format or size missing"));
+    return FALSE;
+  }
+  gst_structure_get_fraction (s, "framerate", &fps_n, &fps_d);
+  field = gst_vstream_field_from_caps (s);
+  if (field == V4L2_FIELD_ALTERNATE)
+    height /= 2;
+
+  fmt.fmt.pix.pixelformat = f->fourcc;
+  fmt.fmt.pix.width = width;
+  fmt.fmt.pix.height = height;
+  fmt.fmt.pix.field = field;
+  if (is_output (obj))
+    fmt.fmt.pix.colorspace = colorspace_from_caps (s);
+  if (gst_vstream_object_ioctl (obj, VIDIOC_S_FMT, &fmt) < 0) {
+    if (errno == EBUSY)
+      GST_ELEMENT_ERROR (obj->element, RESOURCE, BUSY,
+          ("Device '%s' is busy.", obj->device),
+          ("VIDIOC_S_FMT: %s", g_strerror (errno)));
+    else
+      GST_ELEMENT_ERROR (obj->element, RESOURCE, SETTINGS,
+          ("Device '%s' refused the format.", obj->device),
+          ("VIDIOC_S_FMT: %s", g_strerror (errno)));
+    return FALSE;
+  }
+  if (fmt.fmt.pix.pixelformat != f->fourcc ||
+      fmt.fmt.pix.width != (guint) width ||
+      fmt.fmt.pix.height != (guint) height || fmt.fmt.pix.field != field) {
+    str = gst_caps_to_string (caps);
+    GST_ELEMENT_ERROR (obj->element, CORE, NEGOTIATION,
+        ("Device '%s' cannot do %s.", obj->device, str),
+        ("it offered %" GST_FOURCC_FORMAT " %ux%u field %u instead",
+            GST_FOURCC_ARGS (fmt.fmt.pix.pixelformat), fmt.fmt.pix.width,
+            fmt.fmt.pix.height, fmt.fmt.pix.field));
+    g_free (str);
+    return FALSE;
+  }
+
+  if (fps_n > 0) {
+    struct v4l2_fract *t = is_output (obj) ?
+        &parm.parm.output.timeperframe : &parm.parm.capture.timeperframe;
+
+    t->numerator = fps_d;
+    t->denominator = fps_n;
+    if (gst_vstream_object_ioctl (obj, VIDIOC_S_PARM, &parm) < 0)
+      GST_WARNING_OBJECT (obj->element, "S_PARM %d/%d failed: %s", fps_d,
+          fps_n, g_strerror (errno));
+    else
+      obj->tpf = *t;
+  }
+
+  if (!gst_vstream_info_from_v4l2 (&obj->info, &fmt.fmt.pix, caps)) {
+    GST_ELEMENT_ERROR (obj->element, CORE, NEGOTIATION,
+        ("Invalid caps %" GST_PTR_FORMAT " for device '%s'.", caps,
+            obj->device), (NULL));
+    return FALSE;
+  }
+  obj->format = fmt;
+  gst_caps_replace (&obj->caps, caps);
+
+  obj->mode = obj->req_mode;
+  if (obj->mode == GST_VSTREAM_IO_AUTO)
+    obj->mode = (obj->vcap.device_caps & V4L2_CAP_STREAMING) ?
+        GST_VSTREAM_IO_MMAP : GST_VSTREAM_IO_RW;
+  GST_INFO_OBJECT (obj->element, "format %" GST_FOURCC_FORMAT " %ux%u "
+      "field %u bpl %u size %u, io-mode %d",
+      GST_FOURCC_ARGS (fmt.fmt.pix.pixelformat), fmt.fmt.pix.width,
+      fmt.fmt.pix.height, fmt.fmt.pix.field, fmt.fmt.pix.bytesperline,
+      fmt.fmt.pix.sizeimage, obj->mode);
+  return TRUE;
+}
+
+/* Buffers to allocate: the property, or more if the device needs them. */
+guint
+gst_vstream_object_buffer_count (GstVstreamObject * obj)
+{
+  struct v4l2_control ctrl = {
+    .id = is_output (obj) ? V4L2_CID_MIN_BUFFERS_FOR_OUTPUT :
+        V4L2_CID_MIN_BUFFERS_FOR_CAPTURE,
+  };
+  guint count = MAX (obj->min_buffers, 2);
+
+  if (gst_vstream_object_ioctl (obj, VIDIOC_G_CTRL, &ctrl) == 0)
+    count = MAX (count, (guint) ctrl.value + 1);
+  return MIN (count, VIDEO_MAX_FRAME);
+}
+
+GstStructure *
+gst_vstream_object_stats (GstVstreamObject * obj)
+{
+  GstStructure *s;
+
+  g_mutex_lock (&obj->stats_lock);
+  s = gst_structure_new ("vstream-stats",
+      "frames", G_TYPE_UINT64, obj->frames,
+      "drops", G_TYPE_UINT64, obj->drops,
+      "copies", G_TYPE_UINT64, obj->copies,
+      "zero-copy", G_TYPE_UINT64, obj->zero_copy, NULL);
+  g_mutex_unlock (&obj->stats_lock);
+  return s;
+}
+
+void
+gst_vstream_object_reset_stats (GstVstreamObject * obj)
+{
+  g_mutex_lock (&obj->stats_lock);
+  obj->frames = obj->drops = obj->copies = obj->zero_copy = 0;
+  g_mutex_unlock (&obj->stats_lock);
+}
+
+void
+gst_vstream_object_count (GstVstreamObject * obj, guint frames, guint drops,
+    guint copies, guint zero_copy)
+{
+  g_mutex_lock (&obj->stats_lock);
+  obj->frames += frames;
+  obj->drops += drops;
+  obj->copies += copies;
+  obj->zero_copy += zero_copy;
+  g_mutex_unlock (&obj->stats_lock);
+}

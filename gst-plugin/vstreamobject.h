@@ -1,0 +1,91 @@
+/* vstream GStreamer plugin: the device core shared by vstreamsrc and
+ * vstreamsink (open, capabilities, caps probing, format set-up, stats).
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#ifndef __GST_VSTREAM_OBJECT_H__
+#define __GST_VSTREAM_OBJECT_H__
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+#include <linux/videodev2.h>
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  GST_VSTREAM_IO_AUTO = 0,
+  GST_VSTREAM_IO_RW,
+  GST_VSTREAM_IO_MMAP,
+  GST_VSTREAM_IO_USERPTR,
+  GST_VSTREAM_IO_DMABUF,
+  GST_VSTREAM_IO_DMABUF_IMPORT,
+} GstVstreamIOMode;
+
+#define GST_TYPE_VSTREAM_IO_MODE (gst_vstream_io_mode_get_type ())
+GType gst_vstream_io_mode_get_type (void);
+
+/* The ioctl entry point; unit tests swap in a canned device. */
+typedef int (*GstVstreamIoctlFunc) (int fd, unsigned long request, void *arg);
+
+typedef struct _GstVstreamObject GstVstreamObject;
+
+struct _GstVstreamObject
+{
+  GstElement *element;
+  enum v4l2_buf_type type;
+  gchar *device;
+  gint fd;
+  GstVstreamIoctlFunc ioctl;
+
+  struct v4l2_capability vcap;
+  gchar *device_name;
+  GstVstreamIOMode req_mode;
+  GstVstreamIOMode mode;        /* chosen at set_format */
+  guint min_buffers;            /* property; the device may ask for more */
+  GstCaps *probed_caps;
+
+  /* The negotiated format */
+  GstCaps *caps;
+  struct v4l2_format format;
+  GstVideoInfo info;
+  struct v4l2_fract tpf;
+  guint generation;             /* bumped by every REQBUFS that allocates */
+
+  /* Counters for the "stats" property, under stats_lock */
+  GMutex stats_lock;
+  guint64 frames;
+  guint64 drops;
+  guint64 copies;
+  guint64 zero_copy;
+};
+
+GstVstreamObject *gst_vstream_object_new (GstElement * element,
+    enum v4l2_buf_type type, const gchar * default_device);
+void gst_vstream_object_free (GstVstreamObject * obj);
+
+gboolean gst_vstream_object_open (GstVstreamObject * obj);
+void gst_vstream_object_close (GstVstreamObject * obj);
+gboolean gst_vstream_object_is_open (GstVstreamObject * obj);
+
+gint gst_vstream_object_ioctl (GstVstreamObject * obj, unsigned long request,
+    void *arg);
+
+GstCaps *gst_vstream_object_probe_caps (GstVstreamObject * obj);
+GstCaps *gst_vstream_object_get_caps (GstVstreamObject * obj,
+    GstCaps * filter, GstPadTemplate * templ);
+gboolean gst_vstream_object_set_format (GstVstreamObject * obj,
+    GstCaps * caps);
+gboolean gst_vstream_object_get_current (GstVstreamObject * obj,
+    struct v4l2_format *fmt, struct v4l2_fract *tpf);
+guint gst_vstream_object_buffer_count (GstVstreamObject * obj);
+
+GstStructure *gst_vstream_object_stats (GstVstreamObject * obj);
+void gst_vstream_object_reset_stats (GstVstreamObject * obj);
+void gst_vstream_object_count (GstVstreamObject * obj, guint frames,
+    guint drops, guint copies, guint zero_copy);
+
+GstCaps *gst_vstream_probe_fd_caps (gint fd, enum v4l2_buf_type type,
+    GstVstreamIoctlFunc func);
+
+G_END_DECLS
+#endif

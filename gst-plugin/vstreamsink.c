@@ -1,0 +1,332 @@
+/* vstream GStreamer plugin: vstreamsink, a V4L2 output sink.
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Feeds frames to any V4L2 output node: a vstream pipe's output node makes
+ * them a virtual camera.  Upstream renders straight into the driver's
+ * buffers through the pool offered in propose_allocation.
+ *
+ *   gst-launch-1.0 videotestsrc ! vstreamsink device=/dev/video0
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <unistd.h>
+
+#include "vstreamsink.h"
+#include "vstreamobject.h"
+#include "vstreambufferpool.h"
+#include "vstreamformats.h"
+
+GST_DEBUG_CATEGORY_EXTERN (gst_vstream_debug);
+#define GST_CAT_DEFAULT gst_vstream_debug
+
+#define DEFAULT_DEVICE "/dev/video0"
+
+enum
+{
+  PROP_0,
+  PROP_DEVICE,
+  PROP_DEVICE_NAME,
+  PROP_IO_MODE,
+  PROP_MIN_BUFFERS,
+  PROP_STATS,
+};
+
+struct _GstVstreamSink
+{
+  GstVideoSink parent;
+  GstVstreamObject *obj;
+  GstBufferPool *pool;
+};
+
+#define gst_vstream_sink_parent_class parent_class
+G_DEFINE_TYPE (GstVstreamSink, gst_vstream_sink, GST_TYPE_VIDEO_SINK);
+GST_ELEMENT_REGISTER_DEFINE (vstreamsink, "vstreamsink", GST_RANK_NONE,
+    GST_TYPE_VSTREAM_SINK);
+
+static void
+gst_vstream_sink_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstVstreamSink *sink = GST_VSTREAM_SINK (object);
+
+  switch (prop_id) {
+    case PROP_DEVICE:
+      g_free (sink->obj->device);
+      sink->obj->device = g_value_dup_string (value);
+      break;
+    case PROP_IO_MODE:
+      sink->obj->req_mode = g_value_get_enum (value);
+      break;
+    case PROP_MIN_BUFFERS:
+      sink->obj->min_buffers = g_value_get_uint (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+static void
+gst_vstream_sink_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  GstVstreamSink *sink = GST_VSTREAM_SINK (object);
+
+  switch (prop_id) {
+    case PROP_DEVICE:
+      g_value_set_string (value, sink->obj->device);
+      break;
+    case PROP_DEVICE_NAME:
+      g_value_set_string (value, sink->obj->device_name);
+      break;
+    case PROP_IO_MODE:
+      g_value_set_enum (value, sink->obj->req_mode);
+      break;
+    case PROP_MIN_BUFFERS:
+      g_value_set_uint (value, sink->obj->min_buffers);
+      break;
+    case PROP_STATS:
+      g_value_take_boxed (value, gst_vstream_object_stats (sink->obj));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+static GstStateChangeReturn
+gst_vstream_sink_change_state (GstElement * element,
+    GstStateChange transition)
+{
+  GstVstreamSink *sink = GST_VSTREAM_SINK (element);
+  GstStateChangeReturn ret;
+
+  if (transition == GST_STATE_CHANGE_NULL_TO_READY) {
+    if (!gst_vstream_object_open (sink->obj))
+      return GST_STATE_CHANGE_FAILURE;
+    gst_vstream_object_reset_stats (sink->obj);
+  }
+  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
+  if (transition == GST_STATE_CHANGE_READY_TO_NULL)
+    gst_vstream_object_close (sink->obj);
+  return ret;
+}
+
+static GstCaps *
+gst_vstream_sink_get_caps (GstBaseSink * bsink, GstCaps * filter)
+{
+  GstVstreamSink *sink = GST_VSTREAM_SINK (bsink);
+
+  return gst_vstream_object_get_caps (sink->obj, filter,
+      gst_element_class_get_pad_template (GST_ELEMENT_GET_CLASS (sink),
+          "sink"));
+}
+
+static void
+gst_vstream_sink_release_pool (GstVstreamSink * sink)
+{
+  if (!sink->pool)
+    return;
+  gst_buffer_pool_set_active (sink->pool, FALSE);
+  gst_clear_object (&sink->pool);
+}
+
+static gboolean
+gst_vstream_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
+{
+  GstVstreamSink *sink = GST_VSTREAM_SINK (bsink);
+  GstVstreamObject *obj = sink->obj;
+
+  if (sink->pool && obj->caps && gst_caps_is_equal (caps, obj->caps))
+    return TRUE;
+  /* renegotiation: drain, stop, free, set the new format */
+  if (sink->pool)
+    gst_vstream_buffer_pool_drain (GST_VSTREAM_BUFFER_POOL (sink->pool));
+  gst_vstream_sink_release_pool (sink);
+  if (!gst_vstream_object_set_format (obj, caps))
+    return FALSE;
+  if (obj->mode == GST_VSTREAM_IO_RW)
+    return TRUE;
+  /* Activated by upstream if it takes the pool, else at the first frame */
+  sink->pool = gst_vstream_buffer_pool_new (obj, caps);
+  return TRUE;
+}
+
+static gboolean
+gst_vstream_sink_propose_allocation (GstBaseSink * bsink, GstQuery * query)
+{
+  GstVstreamSink *sink = GST_VSTREAM_SINK (bsink);
+  GstVstreamObject *obj = sink->obj;
+  GstCaps *caps;
+  gboolean need_pool;
+
+  gst_query_parse_allocation (query, &caps, &need_pool);
+  gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
+  /* Only driver memory saves the copy; userptr/dmabuf-import import
+   * upstream's own buffers instead. */
+  if (!sink->pool || !need_pool || !caps || !obj->caps ||
+      !gst_caps_is_equal (caps, obj->caps) ||
+      (obj->mode != GST_VSTREAM_IO_MMAP && obj->mode != GST_VSTREAM_IO_DMABUF))
+    return TRUE;
+  gst_query_add_allocation_pool (query, sink->pool, obj->info.size,
+      gst_vstream_object_buffer_count (obj),
+      gst_vstream_object_buffer_count (obj));
+  return TRUE;
+}
+
+static GstFlowReturn
+write_frame (GstVstreamSink * sink, GstBuffer * buf)
+{
+  GstVstreamObject *obj = sink->obj;
+  GstMapInfo map;
+  gssize n;
+
+  if (!gst_buffer_map (buf, &map, GST_MAP_READ))
+    return GST_FLOW_ERROR;
+  do
+    n = write (obj->fd, map.data, MIN (map.size,
+            obj->format.fmt.pix.sizeimage));
+  while (n < 0 && (errno == EINTR || errno == EAGAIN));
+  gst_buffer_unmap (buf, &map);
+  if (n < 0) {
+    GST_ELEMENT_ERROR (sink, RESOURCE, WRITE,
+        ("Could not write to device '%s'.", obj->device),
+        ("write: %s", g_strerror (errno)));
+    return GST_FLOW_ERROR;
+  }
+  gst_vstream_object_count (obj, 1, 0, 1, 0);
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+gst_vstream_sink_show_frame (GstVideoSink * vsink, GstBuffer * buf)
+{
+  GstVstreamSink *sink = GST_VSTREAM_SINK (vsink);
+
+  if (!sink->obj->caps)
+    return GST_FLOW_NOT_NEGOTIATED;
+  if (!sink->pool)
+    return write_frame (sink, buf);
+  if (!gst_buffer_pool_is_active (sink->pool) &&
+      !gst_buffer_pool_set_active (sink->pool, TRUE))
+    return GST_FLOW_ERROR;
+  return gst_vstream_buffer_pool_render (GST_VSTREAM_BUFFER_POOL
+      (sink->pool), buf);
+}
+
+static gboolean
+gst_vstream_sink_event (GstBaseSink * bsink, GstEvent * event)
+{
+  GstVstreamSink *sink = GST_VSTREAM_SINK (bsink);
+
+  /* Let the device take every queued frame before EOS goes on. */
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS && sink->pool)
+    gst_vstream_buffer_pool_drain (GST_VSTREAM_BUFFER_POOL (sink->pool));
+  return GST_BASE_SINK_CLASS (parent_class)->event (bsink, event);
+}
+
+static gboolean
+gst_vstream_sink_stop (GstBaseSink * bsink)
+{
+  GstVstreamSink *sink = GST_VSTREAM_SINK (bsink);
+
+  gst_vstream_sink_release_pool (sink);
+  gst_caps_replace (&sink->obj->caps, NULL);
+  return TRUE;
+}
+
+static gboolean
+gst_vstream_sink_unlock (GstBaseSink * bsink)
+{
+  GstVstreamSink *sink = GST_VSTREAM_SINK (bsink);
+
+  if (sink->pool)
+    gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL
+        (sink->pool), TRUE);
+  return TRUE;
+}
+
+static gboolean
+gst_vstream_sink_unlock_stop (GstBaseSink * bsink)
+{
+  GstVstreamSink *sink = GST_VSTREAM_SINK (bsink);
+
+  if (sink->pool)
+    gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL
+        (sink->pool), FALSE);
+  return TRUE;
+}
+
+static void
+gst_vstream_sink_finalize (GObject * object)
+{
+  GstVstreamSink *sink = GST_VSTREAM_SINK (object);
+
+  gst_vstream_object_free (sink->obj);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_vstream_sink_class_init (GstVstreamSinkClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseSinkClass *basesink_class = GST_BASE_SINK_CLASS (klass);
+  GstVideoSinkClass *videosink_class = GST_VIDEO_SINK_CLASS (klass);
+  GstCaps *caps = gst_vstream_all_caps ();
+
+  gobject_class->set_property = gst_vstream_sink_set_property;
+  gobject_class->get_property = gst_vstream_sink_get_property;
+  gobject_class->finalize = gst_vstream_sink_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_DEVICE,
+      g_param_spec_string ("device", "Device", "V4L2 output node to feed",
+          DEFAULT_DEVICE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_DEVICE_NAME,
+      g_param_spec_string ("device-name", "Device name",
+          "Card name the driver reports", NULL,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_IO_MODE,
+      g_param_spec_enum ("io-mode", "I/O mode", "How frames reach the driver",
+          GST_TYPE_VSTREAM_IO_MODE, GST_VSTREAM_IO_AUTO,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_MIN_BUFFERS,
+      g_param_spec_uint ("min-buffers", "Minimum buffers",
+          "Driver buffers to allocate (the driver may ask for more)", 2,
+          VIDEO_MAX_FRAME, 4, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics",
+          "frames, copies and zero-copy (driver or imported) frames queued",
+          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  gst_element_class_set_static_metadata (element_class,
+      "vstream video sink", "Sink/Video",
+      "Feeds frames to a V4L2 output device, rendering into its buffers",
+      "The vstream developers");
+  gst_element_class_add_pad_template (element_class,
+      gst_pad_template_new ("sink", GST_PAD_SINK, GST_PAD_ALWAYS, caps));
+  gst_caps_unref (caps);
+
+  element_class->change_state = gst_vstream_sink_change_state;
+  basesink_class->get_caps = gst_vstream_sink_get_caps;
+  basesink_class->set_caps = gst_vstream_sink_set_caps;
+  basesink_class->propose_allocation = gst_vstream_sink_propose_allocation;
+  basesink_class->event = gst_vstream_sink_event;
+  basesink_class->stop = gst_vstream_sink_stop;
+  basesink_class->unlock = gst_vstream_sink_unlock;
+  basesink_class->unlock_stop = gst_vstream_sink_unlock_stop;
+  videosink_class->show_frame = gst_vstream_sink_show_frame;
+}
+
+static void
+gst_vstream_sink_init (GstVstreamSink * sink)
+{
+  sink->obj = gst_vstream_object_new (GST_ELEMENT (sink),
+      V4L2_BUF_TYPE_VIDEO_OUTPUT, DEFAULT_DEVICE);
+}

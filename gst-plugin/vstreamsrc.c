@@ -1,0 +1,477 @@
+/* vstream GStreamer plugin: vstreamsrc, a V4L2 capture source.
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Reads frames from any V4L2 capture node (a vstream pipe's capture node,
+ * vivid, a webcam) and pushes the driver's own buffers downstream; see
+ * vstreambufferpool.c for when a frame is copied instead.
+ *
+ *   gst-launch-1.0 vstreamsrc device=/dev/video1 ! videoconvert ! autovideosink
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vstreamsrc.h"
+#include "vstreamobject.h"
+#include "vstreambufferpool.h"
+#include "vstreamformats.h"
+
+GST_DEBUG_CATEGORY_EXTERN (gst_vstream_debug);
+#define GST_CAT_DEFAULT gst_vstream_debug
+
+#define DEFAULT_DEVICE "/dev/video1"
+
+enum
+{
+  PROP_0,
+  PROP_DEVICE,
+  PROP_DEVICE_NAME,
+  PROP_IO_MODE,
+  PROP_MIN_BUFFERS,
+  PROP_STATS,
+};
+
+struct _GstVstreamSrc
+{
+  GstPushSrc parent;
+  GstVstreamObject *obj;
+  GstBufferPool *pool;
+  GstPoll *poll;                /* read() mode only */
+  GstPollFD pollfd;
+  gboolean have_seq;
+  guint32 last_seq;
+  guint64 processed;
+  guint64 dropped;
+};
+
+#define gst_vstream_src_parent_class parent_class
+G_DEFINE_TYPE (GstVstreamSrc, gst_vstream_src, GST_TYPE_PUSH_SRC);
+GST_ELEMENT_REGISTER_DEFINE (vstreamsrc, "vstreamsrc", GST_RANK_NONE,
+    GST_TYPE_VSTREAM_SRC);
+
+static void
+gst_vstream_src_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstVstreamSrc *src = GST_VSTREAM_SRC (object);
+
+  switch (prop_id) {
+    case PROP_DEVICE:
+      g_free (src->obj->device);
+      src->obj->device = g_value_dup_string (value);
+      break;
+    case PROP_IO_MODE:
+      src->obj->req_mode = g_value_get_enum (value);
+      break;
+    case PROP_MIN_BUFFERS:
+      src->obj->min_buffers = g_value_get_uint (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+static void
+gst_vstream_src_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstVstreamSrc *src = GST_VSTREAM_SRC (object);
+
+  switch (prop_id) {
+    case PROP_DEVICE:
+      g_value_set_string (value, src->obj->device);
+      break;
+    case PROP_DEVICE_NAME:
+      g_value_set_string (value, src->obj->device_name);
+      break;
+    case PROP_IO_MODE:
+      g_value_set_enum (value, src->obj->req_mode);
+      break;
+    case PROP_MIN_BUFFERS:
+      g_value_set_uint (value, src->obj->min_buffers);
+      break;
+    case PROP_STATS:
+      g_value_take_boxed (value, gst_vstream_object_stats (src->obj));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+}
+
+static GstStateChangeReturn
+gst_vstream_src_change_state (GstElement * element, GstStateChange transition)
+{
+  GstVstreamSrc *src = GST_VSTREAM_SRC (element);
+  GstStateChangeReturn ret;
+
+  if (transition == GST_STATE_CHANGE_NULL_TO_READY) {
+    if (!gst_vstream_object_open (src->obj))
+      return GST_STATE_CHANGE_FAILURE;
+    gst_vstream_object_reset_stats (src->obj);
+    src->processed = src->dropped = 0;
+    gst_poll_fd_init (&src->pollfd);
+    src->pollfd.fd = src->obj->fd;
+    gst_poll_add_fd (src->poll, &src->pollfd);
+    gst_poll_fd_ctl_read (src->poll, &src->pollfd, TRUE);
+  }
+  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
+  if (transition == GST_STATE_CHANGE_READY_TO_NULL) {
+    gst_poll_remove_fd (src->poll, &src->pollfd);
+    gst_vstream_object_close (src->obj);
+  }
+  return ret;
+}
+
+static GstCaps *
+gst_vstream_src_get_caps (GstBaseSrc * bsrc, GstCaps * filter)
+{
+  GstVstreamSrc *src = GST_VSTREAM_SRC (bsrc);
+
+  return gst_vstream_object_get_caps (src->obj, filter,
+      gst_element_class_get_pad_template (GST_ELEMENT_GET_CLASS (src), "src"));
+}
+
+/* Prefer what the device is set to now: for a vstream capture node that
+ * is the producer's format. */
+static GstCaps *
+gst_vstream_src_fixate (GstBaseSrc * bsrc, GstCaps * caps)
+{
+  GstVstreamSrc *src = GST_VSTREAM_SRC (bsrc);
+  struct v4l2_format fmt;
+  struct v4l2_fract tpf = { 0, 0 };
+  GstStructure *s;
+
+  caps = gst_caps_make_writable (caps);
+  if (gst_vstream_object_get_current (src->obj, &fmt, &tpf)) {
+    GstStructure *pref = gst_vstream_structure_new (fmt.fmt.pix.pixelformat,
+        fmt.fmt.pix.field);
+
+    if (pref) {
+      GstCaps *want, *both;
+
+      gst_structure_set (pref, "width", G_TYPE_INT, fmt.fmt.pix.width,
+          "height", G_TYPE_INT, fmt.fmt.pix.field == V4L2_FIELD_ALTERNATE ?
+          fmt.fmt.pix.height * 2 : fmt.fmt.pix.height, NULL);
+      want = gst_caps_new_full (pref, NULL);
+      if (fmt.fmt.pix.field == V4L2_FIELD_ALTERNATE)
+        gst_caps_set_features (want, 0,
+            gst_caps_features_new (GST_CAPS_FEATURE_FORMAT_INTERLACED, NULL));
+      both = gst_caps_intersect_full (caps, want, GST_CAPS_INTERSECT_FIRST);
+      gst_caps_unref (want);
+      if (!gst_caps_is_empty (both)) {
+        gst_caps_unref (caps);
+        caps = both;
+      } else {
+        gst_caps_unref (both);
+      }
+    }
+  }
+  caps = gst_caps_truncate (caps);
+  s = gst_caps_get_structure (caps, 0);
+  gst_structure_fixate_field_nearest_int (s, "width", 640);
+  gst_structure_fixate_field_nearest_int (s, "height", 480);
+  if (tpf.numerator && tpf.denominator)
+    gst_structure_fixate_field_nearest_fraction (s, "framerate",
+        tpf.denominator, tpf.numerator);
+  else
+    gst_structure_fixate_field_nearest_fraction (s, "framerate", 30, 1);
+  return GST_BASE_SRC_CLASS (parent_class)->fixate (bsrc, caps);
+}
+
+static void
+gst_vstream_src_release_pool (GstVstreamSrc * src)
+{
+  if (!src->pool)
+    return;
+  gst_buffer_pool_set_active (src->pool, FALSE);
+  gst_clear_object (&src->pool);
+}
+
+static gboolean
+gst_vstream_src_set_caps (GstBaseSrc * bsrc, GstCaps * caps)
+{
+  GstVstreamSrc *src = GST_VSTREAM_SRC (bsrc);
+  GstVstreamObject *obj = src->obj;
+
+  if (src->pool && obj->caps && gst_caps_is_equal (caps, obj->caps))
+    return TRUE;
+  /* renegotiation: stop, free the buffers, set the new format */
+  gst_vstream_src_release_pool (src);
+  if (!gst_vstream_object_set_format (obj, caps))
+    return FALSE;
+  src->have_seq = FALSE;
+  if (obj->mode == GST_VSTREAM_IO_DMABUF_IMPORT) {
+    GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS,
+        ("io-mode dmabuf-import is for vstreamsink; device '%s' cannot "
+            "capture into imported buffers here.", obj->device), (NULL));
+    return FALSE;
+  }
+  if (obj->mode == GST_VSTREAM_IO_RW)
+    return TRUE;
+  src->pool = gst_vstream_buffer_pool_new (obj, caps);
+  if (!gst_buffer_pool_set_active (src->pool, TRUE)) {
+    gst_clear_object (&src->pool);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* The pipeline carries our driver buffers; nothing to allocate. */
+static gboolean
+gst_vstream_src_decide_allocation (GstBaseSrc * bsrc, GstQuery * query)
+{
+  return TRUE;
+}
+
+static gboolean
+gst_vstream_src_stop (GstBaseSrc * bsrc)
+{
+  GstVstreamSrc *src = GST_VSTREAM_SRC (bsrc);
+
+  gst_vstream_src_release_pool (src);
+  gst_caps_replace (&src->obj->caps, NULL);
+  return TRUE;
+}
+
+static gboolean
+gst_vstream_src_unlock (GstBaseSrc * bsrc)
+{
+  GstVstreamSrc *src = GST_VSTREAM_SRC (bsrc);
+
+  if (src->pool)
+    gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL (src->pool),
+        TRUE);
+  gst_poll_set_flushing (src->poll, TRUE);
+  return TRUE;
+}
+
+static gboolean
+gst_vstream_src_unlock_stop (GstBaseSrc * bsrc)
+{
+  GstVstreamSrc *src = GST_VSTREAM_SRC (bsrc);
+
+  if (src->pool)
+    gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL (src->pool),
+        FALSE);
+  gst_poll_set_flushing (src->poll, FALSE);
+  return TRUE;
+}
+
+static gboolean
+gst_vstream_src_query (GstBaseSrc * bsrc, GstQuery * query)
+{
+  GstVstreamSrc *src = GST_VSTREAM_SRC (bsrc);
+  GstVstreamObject *obj = src->obj;
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_LATENCY && obj->caps &&
+      obj->tpf.denominator) {
+    GstClockTime frame = gst_util_uint64_scale (GST_SECOND,
+        obj->tpf.numerator, obj->tpf.denominator);
+    guint count = src->pool ? gst_vstream_object_buffer_count (obj) : 1;
+
+    /* a frame is late by up to one period; the driver holds at most
+     * count of them */
+    gst_query_set_latency (query, TRUE, frame, frame * count);
+    return TRUE;
+  }
+  return GST_BASE_SRC_CLASS (parent_class)->query (bsrc, query);
+}
+
+static GstFlowReturn
+read_frame (GstVstreamSrc * src, GstBuffer ** out)
+{
+  GstVstreamObject *obj = src->obj;
+  gsize size = obj->format.fmt.pix.sizeimage;
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, size, NULL);
+  GstMapInfo map;
+  gssize n;
+
+  gst_buffer_map (buf, &map, GST_MAP_WRITE);
+  for (;;) {
+    n = read (obj->fd, map.data, size);
+    if (n >= 0 || (errno != EAGAIN && errno != EINTR))
+      break;
+    if (gst_poll_wait (src->poll, GST_CLOCK_TIME_NONE) < 0 && errno == EBUSY) {
+      gst_buffer_unmap (buf, &map);
+      gst_buffer_unref (buf);
+      return GST_FLOW_FLUSHING;
+    }
+  }
+  gst_buffer_unmap (buf, &map);
+  if (n <= 0) {
+    gst_buffer_unref (buf);
+    GST_ELEMENT_ERROR (src, RESOURCE, READ,
+        ("Could not read from device '%s'.", obj->device),
+        ("read: %s", n < 0 ? g_strerror (errno) : "end of stream"));
+    return GST_FLOW_ERROR;
+  }
+  gst_buffer_set_size (buf, n);
+  GST_BUFFER_PTS (buf) = g_get_monotonic_time () * GST_USECOND;
+  gst_vstream_object_count (obj, 1, 0, 1, 0);
+  *out = buf;
+  return GST_FLOW_OK;
+}
+
+/* Driver time (CLOCK_MONOTONIC) to running time on the pipeline clock. */
+static void
+timestamp (GstVstreamSrc * src, GstBuffer * buf)
+{
+  GstClock *clock = GST_ELEMENT_CLOCK (src);
+  GstClockTime drv = GST_BUFFER_PTS (buf), pts = GST_CLOCK_TIME_NONE;
+  GstVstreamObject *obj = src->obj;
+
+  if (clock) {
+    GstClockTime now = gst_clock_get_time (clock);
+    GstClockTime base = GST_ELEMENT_CAST (src)->base_time;
+    GstClockTime mono = g_get_monotonic_time () * GST_USECOND;
+    GstClockTime delay = 0;
+
+    if (GST_CLOCK_TIME_IS_VALID (drv) && drv <= mono)
+      delay = mono - drv;
+    if (now >= base + delay)
+      pts = now - base - delay;
+    else
+      pts = 0;
+  }
+  GST_BUFFER_PTS (buf) = pts;
+  GST_BUFFER_DTS (buf) = GST_CLOCK_TIME_NONE;
+  if (obj->tpf.denominator)
+    GST_BUFFER_DURATION (buf) = gst_util_uint64_scale (GST_SECOND,
+        obj->tpf.numerator, obj->tpf.denominator);
+}
+
+static void
+count_drops (GstVstreamSrc * src, GstBuffer * buf)
+{
+  guint32 seq = GST_BUFFER_OFFSET (buf);
+  guint32 dropped = 0;
+  GstMessage *qos;
+
+  if (src->have_seq && seq > src->last_seq + 1)
+    dropped = seq - src->last_seq - 1;
+  src->have_seq = TRUE;
+  src->last_seq = seq;
+  src->processed++;
+  if (!dropped)
+    return;
+  src->dropped += dropped;
+  gst_vstream_object_count (src->obj, 0, dropped, 0, 0);
+  GST_INFO_OBJECT (src, "device %s dropped %u frame(s) before %u",
+      src->obj->device, dropped, seq);
+  qos = gst_message_new_qos (GST_OBJECT (src), TRUE, GST_BUFFER_PTS (buf),
+      GST_CLOCK_TIME_NONE, GST_BUFFER_PTS (buf), GST_BUFFER_DURATION (buf));
+  gst_message_set_qos_stats (qos, GST_FORMAT_BUFFERS, src->processed,
+      src->dropped);
+  gst_element_post_message (GST_ELEMENT (src), qos);
+}
+
+static GstFlowReturn
+gst_vstream_src_create (GstPushSrc * psrc, GstBuffer ** out)
+{
+  GstVstreamSrc *src = GST_VSTREAM_SRC (psrc);
+  GstFlowReturn ret;
+  GstBuffer *buf = NULL;
+
+  if (!src->obj->caps)
+    return GST_FLOW_NOT_NEGOTIATED;
+  if (!src->pool)
+    ret = read_frame (src, &buf);
+  else {
+    ret = gst_buffer_pool_acquire_buffer (src->pool, &buf, NULL);
+    if (ret == GST_FLOW_OK) {
+      gst_vstream_object_count (src->obj, 1, 0, 0, 0);
+      count_drops (src, buf);
+      ret = gst_vstream_buffer_pool_maybe_copy
+          (GST_VSTREAM_BUFFER_POOL (src->pool), &buf);
+    }
+  }
+  if (ret != GST_FLOW_OK)
+    return ret;
+  timestamp (src, buf);
+  *out = buf;
+  return GST_FLOW_OK;
+}
+
+static void
+gst_vstream_src_finalize (GObject * object)
+{
+  GstVstreamSrc *src = GST_VSTREAM_SRC (object);
+
+  gst_vstream_object_free (src->obj);
+  gst_poll_free (src->poll);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_vstream_src_class_init (GstVstreamSrcClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseSrcClass *basesrc_class = GST_BASE_SRC_CLASS (klass);
+  GstPushSrcClass *pushsrc_class = GST_PUSH_SRC_CLASS (klass);
+  GstCaps *caps = gst_vstream_all_caps ();
+
+  gobject_class->set_property = gst_vstream_src_set_property;
+  gobject_class->get_property = gst_vstream_src_get_property;
+  gobject_class->finalize = gst_vstream_src_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_DEVICE,
+      g_param_spec_string ("device", "Device", "V4L2 capture node to read",
+          DEFAULT_DEVICE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_DEVICE_NAME,
+      g_param_spec_string ("device-name", "Device name",
+          "Card name the driver reports", NULL,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_IO_MODE,
+      g_param_spec_enum ("io-mode", "I/O mode", "How frames leave the driver",
+          GST_TYPE_VSTREAM_IO_MODE, GST_VSTREAM_IO_AUTO,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_MIN_BUFFERS,
+      g_param_spec_uint ("min-buffers", "Minimum buffers",
+          "Driver buffers to allocate (the driver may ask for more)", 2,
+          VIDEO_MAX_FRAME, 4, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics",
+          "frames, drops (sequence gaps), copies and zero-copy pushes",
+          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  gst_element_class_set_static_metadata (element_class,
+      "vstream video source", "Source/Video",
+      "Captures frames from a V4L2 capture device without copying them",
+      "The vstream developers");
+  gst_element_class_add_pad_template (element_class,
+      gst_pad_template_new ("src", GST_PAD_SRC, GST_PAD_ALWAYS, caps));
+  gst_caps_unref (caps);
+
+  element_class->change_state = gst_vstream_src_change_state;
+  basesrc_class->get_caps = gst_vstream_src_get_caps;
+  basesrc_class->fixate = gst_vstream_src_fixate;
+  basesrc_class->set_caps = gst_vstream_src_set_caps;
+  basesrc_class->decide_allocation = gst_vstream_src_decide_allocation;
+  basesrc_class->stop = gst_vstream_src_stop;
+  basesrc_class->unlock = gst_vstream_src_unlock;
+  basesrc_class->unlock_stop = gst_vstream_src_unlock_stop;
+  basesrc_class->query = gst_vstream_src_query;
+  pushsrc_class->create = gst_vstream_src_create;
+
+  gst_type_mark_as_plugin_api (GST_TYPE_VSTREAM_IO_MODE, 0);
+}
+
+static void
+gst_vstream_src_init (GstVstreamSrc * src)
+{
+  src->obj = gst_vstream_object_new (GST_ELEMENT (src),
+      V4L2_BUF_TYPE_VIDEO_CAPTURE, DEFAULT_DEVICE);
+  src->poll = gst_poll_new (TRUE);
+  gst_base_src_set_format (GST_BASE_SRC (src), GST_FORMAT_TIME);
+  gst_base_src_set_live (GST_BASE_SRC (src), TRUE);
+}

@@ -1,0 +1,630 @@
+/* gst-pipe: GstCheck tests of vstreamsrc/vstreamsink on real devices,
+ * run inside the test guest by tests/vm/suite.sh.
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Environment: VSTREAM_OUT (a vstream output node), VSTREAM_CAP and
+ * VSTREAM_CAP2 (its capture nodes), VSTREAM_VIVID (a vivid capture node).
+ */
+#include <string.h>
+#include <gst/gst.h>
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/app/gstappsrc.h>
+#include <gst/video/video.h>
+
+#define W 320
+#define H 240
+
+static const gchar *out_dev, *cap_dev, *cap2_dev, *vivid_dev;
+
+/* ------------------------------------------------------------------ */
+/* producers */
+
+typedef struct
+{
+  GstElement *pipe;
+  GstElement *sink;
+  GThread *thread;
+  GstElement *appsrc;
+  GstCaps *caps;
+  gboolean stop;
+  gsize size;
+  gboolean alternate;
+} Producer;
+
+static guint8
+pat (guint32 frame, gsize i)
+{
+  return (guint8) (i * 131 + frame * 7 + (i >> 9));
+}
+
+static gpointer
+push_frames (gpointer data)
+{
+  Producer *p = data;
+  guint32 frame;
+
+  for (frame = 0; !g_atomic_int_get (&p->stop); frame++) {
+    GstBuffer *buf = gst_buffer_new_allocate (NULL, p->size, NULL);
+    GstMapInfo map;
+    gsize i;
+
+    gst_buffer_map (buf, &map, GST_MAP_WRITE);
+    for (i = 0; i < map.size; i++)
+      map.data[i] = pat (frame, i);
+    memcpy (map.data, &frame, 4);
+    gst_buffer_unmap (buf, &map);
+    GST_BUFFER_PTS (buf) = frame * GST_SECOND / 60;
+    if (p->alternate)
+      GST_BUFFER_FLAG_SET (buf, (frame & 1) ? GST_VIDEO_BUFFER_FLAG_BOTTOM_FIELD
+          : GST_VIDEO_BUFFER_FLAG_TOP_FIELD);
+    if (gst_app_src_push_buffer (GST_APP_SRC (p->appsrc), buf) != GST_FLOW_OK)
+      break;
+  }
+  return NULL;
+}
+
+static guint64
+stat_of (GstElement * e, const gchar * field)
+{
+  GstStructure *s = NULL;
+  guint64 v = 0;
+
+  g_object_get (e, "stats", &s, NULL);
+  fail_unless (s != NULL);
+  gst_structure_get_uint64 (s, field, &v);
+  gst_structure_free (s);
+  return v;
+}
+
+static void
+wait_streaming (Producer * p)
+{
+  gint i;
+
+  for (i = 0; i < 300 && stat_of (p->sink, "frames") < 2; i++)
+    g_usleep (100 * 1000);
+  fail_unless (stat_of (p->sink, "frames") >= 2, "producer never streamed");
+}
+
+/* A pipeline ending in a sink named "sink" on the output node. */
+static Producer *
+producer_start (const gchar * desc)
+{
+  Producer *p = g_new0 (Producer, 1);
+  GError *err = NULL;
+
+  p->pipe = gst_parse_launch (desc, &err);
+  fail_unless (p->pipe != NULL, "parse %s: %s", desc, err ? err->message : "");
+  p->sink = gst_bin_get_by_name (GST_BIN (p->pipe), "sink");
+  p->appsrc = gst_bin_get_by_name (GST_BIN (p->pipe), "src");
+  fail_unless (gst_element_set_state (p->pipe, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  return p;
+}
+
+static Producer *
+producer_appsrc (const gchar * caps_str, const gchar * sink_props)
+{
+  gchar *desc = g_strdup_printf ("appsrc name=src is-live=true format=time "
+      "block=true max-bytes=2000000 caps=\"%s\" ! vstreamsink name=sink "
+      "device=%s sync=false %s", caps_str, out_dev, sink_props);
+  Producer *p = producer_start (desc);
+  GstCaps *caps = gst_caps_from_string (caps_str);
+  GstVideoInfo info;
+
+  g_free (desc);
+  fail_unless (gst_video_info_from_caps (&info, caps));
+  p->size = GST_VIDEO_INFO_SIZE (&info);
+  p->alternate = GST_VIDEO_INFO_INTERLACE_MODE (&info) ==
+      GST_VIDEO_INTERLACE_MODE_ALTERNATE;
+  p->caps = caps;
+  p->thread = g_thread_new ("producer", push_frames, p);
+  return p;
+}
+
+static void
+producer_stop (Producer * p)
+{
+  GstMessage *msg;
+  GstBus *bus = gst_element_get_bus (p->pipe);
+
+  g_atomic_int_set (&p->stop, 1);
+  gst_element_set_state (p->pipe, GST_STATE_NULL);
+  if (p->thread)
+    g_thread_join (p->thread);
+  /* an error from the producer fails the test */
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  if (msg) {
+    GError *err;
+    gchar *dbg;
+
+    gst_message_parse_error (msg, &err, &dbg);
+    fail ("producer error: %s (%s)", err->message, dbg);
+  }
+  gst_object_unref (bus);
+  gst_clear_object (&p->sink);
+  gst_clear_object (&p->appsrc);
+  gst_caps_replace (&p->caps, NULL);
+  gst_object_unref (p->pipe);
+  g_free (p);
+}
+
+/* ------------------------------------------------------------------ */
+/* checks */
+
+static GstBuffer *
+reference_frame (const gchar * caps_str)
+{
+  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=1 ! %s", caps_str);
+  GstHarness *h = gst_harness_new_parse (desc);
+  GstBuffer *buf;
+
+  g_free (desc);
+  gst_harness_play (h);
+  buf = gst_harness_pull (h);
+  gst_harness_teardown (h);
+  return buf;
+}
+
+/* Plane by plane, line by line: strides may differ, pixels may not. */
+static void
+assert_same_picture (GstBuffer * got, GstBuffer * want, GstCaps * caps)
+{
+  GstVideoInfo info;
+  GstVideoFrame a, b;
+  guint p, y;
+
+  fail_unless (gst_video_info_from_caps (&info, caps));
+  fail_unless (gst_video_frame_map (&a, &info, got, GST_MAP_READ));
+  fail_unless (gst_video_frame_map (&b, &info, want, GST_MAP_READ));
+  for (p = 0; p < GST_VIDEO_FRAME_N_PLANES (&a); p++) {
+    guint comp[GST_VIDEO_MAX_COMPONENTS];
+    guint row, rows;
+
+    gst_video_format_info_component (info.finfo, p, (gint *) comp);
+    row = GST_VIDEO_FRAME_COMP_WIDTH (&a, comp[0]) *
+        GST_VIDEO_FRAME_COMP_PSTRIDE (&a, comp[0]);
+    rows = GST_VIDEO_FRAME_COMP_HEIGHT (&a, comp[0]);
+    for (y = 0; y < rows; y++)
+      fail_unless (memcmp ((guint8 *) GST_VIDEO_FRAME_PLANE_DATA (&a, p) +
+              y * GST_VIDEO_FRAME_PLANE_STRIDE (&a, p),
+              (guint8 *) GST_VIDEO_FRAME_PLANE_DATA (&b, p) +
+              y * GST_VIDEO_FRAME_PLANE_STRIDE (&b, p), row) == 0,
+          "plane %u line %u differs", p, y);
+  }
+  gst_video_frame_unmap (&a);
+  gst_video_frame_unmap (&b);
+}
+
+/* A frame from push_frames(): carries its number, the rest follows. */
+static void
+assert_pattern (GstBuffer * got, gsize size)
+{
+  GstMapInfo map;
+  guint32 frame;
+  gsize i;
+
+  fail_unless (gst_buffer_map (got, &map, GST_MAP_READ));
+  fail_unless_equals_uint64 (map.size, size);
+  memcpy (&frame, map.data, 4);
+  for (i = 4; i < map.size; i++)
+    if (map.data[i] != pat (frame, i))
+      fail ("frame %u byte %" G_GSIZE_FORMAT " differs", frame, i);
+  gst_buffer_unmap (got, &map);
+}
+
+static GstHarness *
+consumer (const gchar * src_desc, const gchar * caps_str)
+{
+  gchar *desc = g_strdup_printf ("%s ! %s", src_desc, caps_str);
+  GstHarness *h = gst_harness_new_parse (desc);
+
+  g_free (desc);
+  gst_harness_play (h);
+  return h;
+}
+
+static GstElement *
+harness_element (GstHarness * h, const gchar * factory)
+{
+  GstIterator *it = gst_bin_iterate_elements (GST_BIN (h->element));
+  GValue v = G_VALUE_INIT;
+  GstElement *found = NULL;
+
+  while (!found && gst_iterator_next (it, &v) == GST_ITERATOR_OK) {
+    GstElement *e = g_value_get_object (&v);
+
+    if (g_str_equal (GST_OBJECT_NAME (gst_element_get_factory (e)), factory))
+      found = gst_object_ref (e);
+    g_value_reset (&v);
+  }
+  g_value_unset (&v);
+  gst_iterator_free (it);
+  return found;
+}
+
+/* ------------------------------------------------------------------ */
+/* tests */
+
+#define YUY2 "video/x-raw,format=YUY2,width=320,height=240,framerate=30/1"
+
+GST_START_TEST (test_mmap_zero_copy)
+{
+  gchar *desc = g_strdup_printf ("videotestsrc is-live=true ! " YUY2
+      " ! vstreamsink name=sink io-mode=mmap device=%s", out_dev);
+  Producer *p = producer_start (desc);
+  GstBuffer *ref = reference_frame (YUY2);
+  GstCaps *caps = gst_caps_from_string (YUY2);
+  gchar *src = g_strdup_printf ("vstreamsrc io-mode=mmap device=%s", cap_dev);
+  GstHarness *h;
+  GstElement *vsrc;
+  gint i;
+
+  wait_streaming (p);
+  h = consumer (src, YUY2);
+  for (i = 0; i < 10; i++) {
+    GstBuffer *b = gst_harness_pull (h);
+
+    fail_unless (b != NULL);
+    fail_unless (gst_memory_is_type (gst_buffer_peek_memory (b, 0),
+            "VstreamMemory"), "not the driver's memory");
+    assert_same_picture (b, ref, caps);
+    gst_buffer_unref (b);
+  }
+  vsrc = harness_element (h, "vstreamsrc");
+  fail_unless_equals_uint64 (stat_of (vsrc, "copies"), 0);
+  fail_unless (stat_of (vsrc, "zero-copy") >= 10);
+  fail_unless_equals_uint64 (stat_of (p->sink, "copies"), 0);
+  fail_unless (stat_of (p->sink, "zero-copy") >= 10);
+  GST_INFO ("sink %" G_GUINT64_FORMAT " frames, 0 copies",
+      stat_of (p->sink, "frames"));
+  gst_object_unref (vsrc);
+  gst_harness_teardown (h);
+  producer_stop (p);
+  gst_buffer_unref (ref);
+  gst_caps_unref (caps);
+  g_free (src);
+  g_free (desc);
+}
+
+GST_END_TEST;
+
+static const gchar *sink_modes[] = { "mmap", "userptr", "rw" };
+static const gchar *src_modes[] = { "mmap", "userptr", "dmabuf", "rw" };
+
+GST_START_TEST (test_io_modes)
+{
+  const gchar *smode = sink_modes[__i__ / G_N_ELEMENTS (src_modes)];
+  const gchar *cmode = src_modes[__i__ % G_N_ELEMENTS (src_modes)];
+  gchar *props = g_strdup_printf ("io-mode=%s", smode);
+  gchar *caps = g_strdup_printf ("%s,interlace-mode=progressive", YUY2);
+  Producer *p = producer_appsrc (caps, props);
+  gchar *src = g_strdup_printf ("vstreamsrc io-mode=%s device=%s", cmode,
+      cap_dev);
+  GstHarness *h;
+  gint i;
+
+  GST_INFO ("sink %s -> src %s", smode, cmode);
+  wait_streaming (p);
+  h = consumer (src, YUY2);
+  for (i = 0; i < 6; i++) {
+    GstBuffer *b = gst_harness_pull (h);
+
+    fail_unless (b != NULL);
+    assert_pattern (b, p->size);
+    gst_buffer_unref (b);
+  }
+  if (g_str_equal (smode, "userptr"))
+    fail_unless (stat_of (p->sink, "zero-copy") > 0, "userptr not imported");
+  gst_harness_teardown (h);
+  producer_stop (p);
+  g_free (src);
+  g_free (caps);
+  g_free (props);
+}
+
+GST_END_TEST;
+
+static const gchar *formats[] = { "NV12", "I420", "YV12", "NV16", "Y42B",
+  "GRAY8", "BGRx", "RGBA", "RGB", "RGB16", "UYVY"
+};
+
+GST_START_TEST (test_formats)
+{
+  gchar *caps = g_strdup_printf ("video/x-raw,format=%s,width=320,height=240,"
+      "framerate=30/1", formats[__i__]);
+  gchar *desc = g_strdup_printf ("videotestsrc is-live=true ! %s ! "
+      "vstreamsink name=sink device=%s", caps, out_dev);
+  Producer *p = producer_start (desc);
+  GstBuffer *ref = reference_frame (caps);
+  GstCaps *c = gst_caps_from_string (caps);
+  gchar *src = g_strdup_printf ("vstreamsrc device=%s", cap_dev);
+  GstHarness *h;
+  GstBuffer *b;
+
+  wait_streaming (p);
+  h = consumer (src, caps);
+  b = gst_harness_pull (h);
+  fail_unless (b != NULL);
+  assert_same_picture (b, ref, c);
+  gst_buffer_unref (b);
+  fail_unless_equals_uint64 (stat_of (p->sink, "copies"), 0);
+  gst_harness_teardown (h);
+  producer_stop (p);
+  gst_buffer_unref (ref);
+  gst_caps_unref (c);
+  g_free (src);
+  g_free (desc);
+  g_free (caps);
+}
+
+GST_END_TEST;
+
+static const gchar *interlace[][2] = {
+  {"interleaved", "top-field-first"},
+  {"interleaved", "bottom-field-first"},
+  {"fields", "top-field-first"},
+  {"fields", "bottom-field-first"},
+  {"alternate", NULL},
+};
+
+GST_START_TEST (test_interlace_modes)
+{
+  const gchar *mode = interlace[__i__][0], *order = interlace[__i__][1];
+  gboolean alt = g_str_equal (mode, "alternate");
+  gchar *caps = g_strdup_printf ("video/x-raw%s,format=YUY2,width=320,"
+      "height=240,framerate=60/1,interlace-mode=%s%s%s",
+      alt ? "(format:Interlaced)" : "", mode, order ? ",field-order=" : "",
+      order ? order : "");
+  Producer *p = producer_appsrc (caps, "");
+  gchar *src = g_strdup_printf ("vstreamsrc device=%s", cap_dev);
+  GstHarness *h;
+  GstCaps *got;
+  gint i, tops = 0, bottoms = 0;
+
+  GST_INFO ("caps %s", caps);
+  wait_streaming (p);
+  h = consumer (src, caps);
+  for (i = 0; i < 8; i++) {
+    GstBuffer *b = gst_harness_pull (h);
+
+    fail_unless (b != NULL);
+    assert_pattern (b, p->size);
+    if (alt) {
+      guint32 frame;
+
+      gst_buffer_extract (b, 0, &frame, 4);
+      /* the producer flags odd frames bottom: the flag must travel */
+      if (GST_BUFFER_FLAG_IS_SET (b, GST_VIDEO_BUFFER_FLAG_TFF)) {
+        fail_unless (!(frame & 1));
+        tops++;
+      } else {
+        fail_unless (frame & 1);
+        bottoms++;
+      }
+    } else {
+      fail_unless (GST_BUFFER_FLAG_IS_SET (b, GST_VIDEO_BUFFER_FLAG_INTERLACED));
+      fail_unless_equals_int (! !GST_BUFFER_FLAG_IS_SET (b,
+              GST_VIDEO_BUFFER_FLAG_TFF), g_str_equal (order,
+              "top-field-first"));
+    }
+    gst_buffer_unref (b);
+  }
+  if (alt)
+    fail_unless (tops > 0 && bottoms > 0);
+  got = gst_pad_get_current_caps (h->sinkpad);
+  fail_unless (gst_caps_is_equal (got, p->caps), "negotiated %"
+      GST_PTR_FORMAT, got);
+  gst_caps_unref (got);
+  gst_harness_teardown (h);
+  producer_stop (p);
+  g_free (src);
+  g_free (caps);
+}
+
+GST_END_TEST;
+
+/* Stock v4l2src reads our capture node. */
+GST_START_TEST (test_stock_v4l2src)
+{
+  gchar *desc = g_strdup_printf ("videotestsrc is-live=true ! " YUY2
+      " ! vstreamsink name=sink device=%s", out_dev);
+  Producer *p = producer_start (desc);
+  GstBuffer *ref = reference_frame (YUY2);
+  GstCaps *caps = gst_caps_from_string (YUY2);
+  gchar *src = g_strdup_printf ("v4l2src device=%s", cap2_dev);
+  GstHarness *h;
+  gint i;
+
+  wait_streaming (p);
+  h = consumer (src, YUY2);
+  for (i = 0; i < 3; i++) {
+    GstBuffer *b = gst_harness_pull (h);
+
+    fail_unless (b != NULL);
+    assert_same_picture (b, ref, caps);
+    gst_buffer_unref (b);
+  }
+  gst_harness_teardown (h);
+  producer_stop (p);
+  gst_buffer_unref (ref);
+  gst_caps_unref (caps);
+  g_free (src);
+  g_free (desc);
+}
+
+GST_END_TEST;
+
+/* Stock v4l2sink feeds our output node, vstreamsrc reads it. */
+GST_START_TEST (test_stock_v4l2sink)
+{
+  gchar *desc = g_strdup_printf ("videotestsrc is-live=true ! " YUY2
+      " ! v4l2sink name=v4l2 device=%s", out_dev);
+  GError *err = NULL;
+  GstElement *pipe = gst_parse_launch (desc, &err);
+  GstBuffer *ref = reference_frame (YUY2);
+  GstCaps *caps = gst_caps_from_string (YUY2);
+  gchar *src = g_strdup_printf ("vstreamsrc device=%s", cap_dev);
+  GstHarness *h;
+  GstBuffer *b;
+  gint i;
+
+  fail_unless (pipe != NULL);
+  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  /* wait for the producer's format to lock the pipe */
+  for (i = 0; i < 100; i++) {
+    GstElement *probe = gst_element_factory_make ("vstreamsrc", NULL);
+    GstCaps *c;
+
+    g_object_set (probe, "device", cap_dev, NULL);
+    gst_element_set_state (probe, GST_STATE_READY);
+    c = gst_pad_query_caps (gst_element_get_static_pad (probe, "src"), NULL);
+    gst_element_set_state (probe, GST_STATE_NULL);
+    gst_object_unref (probe);
+    if (gst_caps_get_size (c) == 1 && gst_caps_is_fixed (c)) {
+      gst_caps_unref (c);
+      break;
+    }
+    gst_caps_unref (c);
+    g_usleep (100 * 1000);
+  }
+  g_usleep (500 * 1000);
+  h = consumer (src, YUY2);
+  b = gst_harness_pull (h);
+  fail_unless (b != NULL);
+  assert_same_picture (b, ref, caps);
+  gst_buffer_unref (b);
+  gst_harness_teardown (h);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (pipe);
+  gst_buffer_unref (ref);
+  gst_caps_unref (caps);
+  g_free (src);
+  g_free (desc);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_vivid_source)
+{
+  gchar *src;
+  GstHarness *h;
+  gint i;
+
+  if (!vivid_dev || !*vivid_dev)
+    return;
+  src = g_strdup_printf ("vstreamsrc device=%s", vivid_dev);
+  h = consumer (src, "video/x-raw,format=YUY2,width=640,height=480");
+  for (i = 0; i < 3; i++) {
+    GstBuffer *b = gst_harness_pull (h);
+
+    fail_unless (b != NULL);
+    fail_unless_equals_uint64 (gst_buffer_get_size (b), 640 * 480 * 2);
+    gst_buffer_unref (b);
+  }
+  gst_harness_teardown (h);
+  g_free (src);
+}
+
+GST_END_TEST;
+
+/* Downstream keeps every buffer: the source copies instead of starving. */
+GST_START_TEST (test_held_buffers)
+{
+  gchar *desc = g_strdup_printf ("videotestsrc is-live=true ! " YUY2
+      " ! vstreamsink name=sink device=%s", out_dev);
+  Producer *p = producer_start (desc);
+  gchar *src = g_strdup_printf ("vstreamsrc device=%s min-buffers=3",
+      cap_dev);
+  GstBuffer *held[12];
+  GstHarness *h;
+  GstElement *vsrc;
+  gint i;
+
+  wait_streaming (p);
+  h = consumer (src, YUY2);
+  for (i = 0; i < 12; i++) {
+    held[i] = gst_harness_pull (h);
+    fail_unless (held[i] != NULL, "starved after %d held buffers", i);
+  }
+  vsrc = harness_element (h, "vstreamsrc");
+  fail_unless (stat_of (vsrc, "copies") >= 9, "copies %" G_GUINT64_FORMAT,
+      stat_of (vsrc, "copies"));
+  for (i = 0; i < 12; i++)
+    gst_buffer_unref (held[i]);
+  gst_object_unref (vsrc);
+  gst_harness_teardown (h);
+  producer_stop (p);
+  g_free (src);
+  g_free (desc);
+}
+
+GST_END_TEST;
+
+static void
+assert_error_names (const gchar * desc, const gchar * what)
+{
+  GError *err = NULL;
+  GstElement *pipe = gst_parse_launch (desc, &err);
+  GstBus *bus = gst_element_get_bus (pipe);
+  GstMessage *msg;
+  gchar *dbg = NULL;
+
+  gst_element_set_state (pipe, GST_STATE_PLAYING);
+  msg = gst_bus_timed_pop_filtered (bus, GST_SECOND, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no error within a second for %s", desc);
+  gst_message_parse_error (msg, &err, &dbg);
+  fail_unless (strstr (err->message, what) != NULL, "'%s' does not name %s",
+      err->message, what);
+  g_error_free (err);
+  g_free (dbg);
+  gst_message_unref (msg);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+}
+
+GST_START_TEST (test_errors)
+{
+  gchar *d;
+
+  assert_error_names ("vstreamsrc device=/dev/nonexistent ! fakesink",
+      "/dev/nonexistent");
+  d = g_strdup_printf ("vstreamsrc device=%s ! fakesink", out_dev);
+  assert_error_names (d, out_dev);      /* an output node is no source */
+  g_free (d);
+  d = g_strdup_printf ("videotestsrc ! vstreamsink device=%s", cap_dev);
+  assert_error_names (d, cap_dev);
+  g_free (d);
+}
+
+GST_END_TEST;
+
+static Suite *
+gst_pipe_suite (void)
+{
+  Suite *s = suite_create ("vstream-devices");
+  TCase *tc = tcase_create ("pipe");
+
+  out_dev = g_getenv ("VSTREAM_OUT");
+  cap_dev = g_getenv ("VSTREAM_CAP");
+  cap2_dev = g_getenv ("VSTREAM_CAP2");
+  vivid_dev = g_getenv ("VSTREAM_VIVID");
+  tcase_set_timeout (tc, 120);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_mmap_zero_copy);
+  tcase_add_loop_test (tc, test_io_modes, 0,
+      G_N_ELEMENTS (sink_modes) * G_N_ELEMENTS (src_modes));
+  tcase_add_loop_test (tc, test_formats, 0, G_N_ELEMENTS (formats));
+  tcase_add_loop_test (tc, test_interlace_modes, 0, G_N_ELEMENTS (interlace));
+  tcase_add_test (tc, test_stock_v4l2src);
+  tcase_add_test (tc, test_stock_v4l2sink);
+  tcase_add_test (tc, test_vivid_source);
+  tcase_add_test (tc, test_held_buffers);
+  tcase_add_test (tc, test_errors);
+  return s;
+}
+
+GST_CHECK_MAIN (gst_pipe);

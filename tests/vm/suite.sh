@@ -1,0 +1,131 @@
+#!/bin/sh
+# The vm suite, run inside the guest by tests/vm/vm-run: loads the freshly
+# built vstream.ko and runs every device test, printing TAP so meson
+# reports each one.  Usage: suite.sh BUILDDIR SRCDIR [quick]
+B=$(readlink -f "$1")
+S=$(readlink -f "$2")
+MODE=${3:-full}
+K=$VSTREAM_KROOT
+LOG=/tmp/vstream-logs
+mkdir -p $LOG
+export GST_PLUGIN_PATH=$B/gst-plugin GST_REGISTRY=/tmp/gst-registry.bin
+export GST_DEBUG_NO_COLOR=1
+n=0
+failed=0
+
+# run NAME CMD...: one TAP test; its output goes to the log, the tail to TAP
+run() {
+	name=$1
+	shift
+	n=$((n + 1))
+	if "$@" >$LOG/$n.log 2>&1; then
+		echo "ok $n - $name"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n - $name"
+		tail -n 25 $LOG/$n.log | sed 's/^/# /'
+	fi
+}
+
+# node NAME: the /dev path of the video node with that sysfs name
+node() {
+	for f in /sys/class/video4linux/video*/name; do
+		if [ "$(cat $f)" = "$1" ]; then
+			echo /dev/$(basename $(dirname $f))
+			return 0
+		fi
+	done
+	return 1
+}
+
+load_deps() {
+	for m in videodev videobuf2-common videobuf2-v4l2 videobuf2-vmalloc \
+		v4l2-tpg; do
+		modprobe -d "$K" $m || return 1
+	done
+}
+
+load() {
+	insmod $B/kmod/vstream.ko "$@" && udevadm settle 2>/dev/null
+	for i in 1 2 3 4 5; do node vstream-0-output >/dev/null && return 0; sleep 1; done
+	return 1
+}
+
+# compliance NODE [args]: 0 failures and 0 warnings, except the one
+# known v4l-utils 1.22.1 / kernel 6.1 description skew (see docs/testing.md)
+compliance() {
+	dev=$1
+	shift
+	v4l2-compliance --no-progress -d $dev "$@" >$LOG/c.$$ 2>&1
+	cat $LOG/c.$$
+	total=$(grep '^Total for' $LOG/c.$$)
+	[ -n "$total" ] || return 1
+	echo "$total" | grep -q 'Warnings: 0$' || return 1
+	bad=$(grep -E '^\s+fail:' $LOG/c.$$ | grep -v 'fmtdesc.description mismatch' | wc -l)
+	skew=$(grep -c 'fmtdesc.description mismatch' $LOG/c.$$)
+	fails=$(echo "$total" | sed -n 's/.*Failed: \([0-9]*\).*/\1/p')
+	[ "$bad" -eq 0 ] && [ "$fails" -le "$skew" ] && [ "$skew" -le 1 ]
+}
+
+echo "# vstream vm suite on $(uname -r), mode $MODE"
+run "load videobuf2 and v4l2-tpg" load_deps
+run "insmod vstream.ko pipes=2 readers=2" load pipes=2 readers=2 max_width=1920 max_height=1088
+OUT0=$(node vstream-0-output); CAP00=$(node vstream-0-capture-0); CAP01=$(node vstream-0-capture-1)
+OUT1=$(node vstream-1-output); CAP10=$(node vstream-1-capture-0); CAP11=$(node vstream-1-capture-1)
+echo "# nodes: $OUT0 $CAP00 $CAP01 / $OUT1 $CAP10 $CAP11"
+
+for d in $OUT0 $CAP00 $CAP01 $OUT1 $CAP10 $CAP11; do
+	case $d in
+	$OUT0) x=$CAP00 ;; $OUT1) x=$CAP10 ;; $CAP00) x=$CAP01 ;; *) x=$CAP00 ;;
+	esac
+	run "v4l2-compliance -s10 $(cat /sys/class/video4linux/${d#/dev/}/name)" \
+		compliance $d -s10 -e $x
+done
+
+# Readers while a producer streams: stock v4l2-ctl feeds pipe 1.
+v4l2-ctl -d $OUT1 --set-fmt-video-out=width=640,height=480,pixelformat=YUYV \
+	--stream-out-mmap --stream-count=100000 >/dev/null 2>&1 &
+PROD=$!
+sleep 2
+run "v4l2-compliance -s10 reader while a producer streams" compliance $CAP11 -s10
+kill $PROD; wait $PROD 2>/dev/null
+
+# End to end: every byte, field and memory type through the pipe.
+LB=$B/tests/vm/vs-loopback
+for mem in mmap:mmap userptr:mmap mmap:userptr dmabuf:mmap mmap:dmabuf userptr:dmabuf; do
+	o=${mem%:*}; c=${mem#*:}
+	run "loopback YUYV 320x240 out=$o cap=$c" $LB -o $OUT0 -c $CAP00 -f YUYV -s 320x240 \
+		-O $o -C $c -y $OUT1 -x $CAP10 -n 20
+done
+for f in none top bottom interlaced seq_tb seq_bt alternate interlaced_tb interlaced_bt; do
+	run "loopback field $f" $LB -o $OUT0 -c $CAP00 -f UYVY -s 320x240 -F $f -n 16
+done
+for fmt in NV12 YU12 422P GREY RGB3 XR24 AB24 RGBP MJPG; do
+	run "loopback format $fmt" $LB -o $OUT0 -c $CAP01 -f $fmt -s 640x480 -n 10
+done
+
+# GStreamer elements, stock elements and vivid (tests/vm/gst-pipe)
+modprobe -d "$K" vivid n_devs=1 node_types=0x1 >/dev/null 2>&1
+VIVID=$(node vivid-000-vid-cap)
+export VSTREAM_OUT=$OUT0 VSTREAM_CAP=$CAP00 VSTREAM_CAP2=$CAP01 VSTREAM_VIVID=$VIVID
+run "gst-pipe (GstCheck element tests)" $B/tests/vm/gst-pipe
+sed -n 's/^\(.*:[0-9]*:[EPF]:.*\)$/# \1/p' $LOG/$n.log
+
+if [ "$MODE" = full ]; then
+	rmmod vivid
+	run "rmmod vstream" rmmod vstream
+	run "insmod vstream.ko max 320x240 for -f" load pipes=2 readers=1 max_width=320 max_height=240
+	OUT0=$(node vstream-0-output); CAP1=$(node vstream-1-capture)
+	compliance $OUT0 -s5 -f >$LOG/f0.log 2>&1 & P0=$!
+	compliance $CAP1 -s5 -f >$LOG/f1.log 2>&1 & P1=$!
+	wait $P0; r0=$?; wait $P1; r1=$?
+	run "v4l2-compliance -s5 -f vstream-0-output" sh -c "cat $LOG/f0.log; exit $r0"
+	run "v4l2-compliance -s5 -f vstream-1-capture" sh -c "cat $LOG/f1.log; exit $r1"
+fi
+
+lsmod | grep -q '^vivid' && rmmod vivid
+run "rmmod vstream after all closed" rmmod vstream
+run "dmesg has no WARNING/BUG/Oops" sh -c '! dmesg | grep -E "WARNING:|BUG:|Oops|Call Trace"'
+echo "1..$n"
+echo "# vm suite: $((n - failed)) passed, $failed failed"
+[ $failed -eq 0 ]
