@@ -174,7 +174,7 @@ gst_vstream_buffer_pool_alloc_buffer (GstBufferPool * bpool,
   if (GST_VIDEO_INFO_FORMAT (info) != GST_VIDEO_FORMAT_ENCODED)
     gst_buffer_add_video_meta_full (buf, GST_VIDEO_FRAME_FLAG_NONE,
         GST_VIDEO_INFO_FORMAT (info), GST_VIDEO_INFO_WIDTH (info),
-        GST_VIDEO_INFO_FIELD_HEIGHT (info), GST_VIDEO_INFO_N_PLANES (info),
+        GST_VIDEO_INFO_HEIGHT (info), GST_VIDEO_INFO_N_PLANES (info),
         info->offset, info->stride);
   set_buffer_index (buf, index);
   *buffer = buf;
@@ -217,6 +217,9 @@ qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
   if (gst_vstream_object_ioctl (obj, VIDIOC_QBUF, &vb) < 0) {
     if (mapped)
       gst_buffer_unmap (buf, &map);
+    GST_WARNING_OBJECT (pool, "QBUF index %u memory %u bytesused %u field %u "
+        "length %u: %s", index, vb.memory, vb.bytesused, vb.field, vb.length,
+        g_strerror (errno));
     gst_buffer_unref (buf);
     return device_error (pool, "VIDIOC_QBUF");
   }
@@ -362,7 +365,7 @@ gst_vstream_buffer_pool_start (GstBufferPool * bpool)
       GST_BUFFER_POOL_CLASS (gst_vstream_buffer_pool_parent_class);
   GstVstreamObject *obj = pool->obj;
   GstStructure *config;
-  guint n, i;
+  guint n;
 
   pool->memory = pool_memory_type (obj);
   /* capture userptr still lets the driver fill our own memory */
@@ -373,28 +376,16 @@ gst_vstream_buffer_pool_start (GstBufferPool * bpool)
   pool->count = n;
   pool->next_index = 0;
 
+  /* Buffers are made on demand (min 0): an activating pool is still
+   * flushing, so capture buffers are queued at the first acquire. */
   config = gst_buffer_pool_get_config (bpool);
   gst_buffer_pool_config_set_params (config, pool->caps,
-      obj->format.fmt.pix.sizeimage, n, n);
+      obj->format.fmt.pix.sizeimage, 0, n);
   pclass->set_config (bpool, config);
   gst_structure_free (config);
   if (!pclass->start (bpool))
     goto fail;
-
   gst_poll_set_flushing (pool->poll, FALSE);
-  if (pool->output)
-    return TRUE;
-
-  for (i = 0; i < n; i++) {
-    GstBuffer *buf;
-
-    if (pclass->acquire_buffer (bpool, &buf, NULL) != GST_FLOW_OK)
-      goto fail;
-    if (qbuf (pool, buf, buffer_index (buf)) != GST_FLOW_OK)
-      goto fail;
-  }
-  if (streamon (pool) != GST_FLOW_OK)
-    goto fail;
   return TRUE;
 
 fail:
@@ -443,6 +434,27 @@ gst_vstream_buffer_pool_set_flushing (GstVstreamBufferPool * pool,
   gst_poll_set_flushing (pool->poll, flushing);
 }
 
+/* Capture: give the driver every buffer the pool has, then stream. */
+static GstFlowReturn
+queue_all_and_stream (GstVstreamBufferPool * pool)
+{
+  GstBufferPoolClass *pclass =
+      GST_BUFFER_POOL_CLASS (gst_vstream_buffer_pool_parent_class);
+  GstBufferPoolAcquireParams nowait = {.flags =
+        GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT
+  };
+  GstFlowReturn ret;
+  GstBuffer *buf;
+
+  while (pclass->acquire_buffer (GST_BUFFER_POOL (pool), &buf, &nowait) ==
+      GST_FLOW_OK) {
+    ret = qbuf (pool, buf, buffer_index (buf));
+    if (ret != GST_FLOW_OK)
+      return ret;
+  }
+  return streamon (pool);
+}
+
 static GstFlowReturn
 gst_vstream_buffer_pool_acquire_buffer (GstBufferPool * bpool,
     GstBuffer ** buffer, GstBufferPoolAcquireParams * params)
@@ -456,8 +468,10 @@ gst_vstream_buffer_pool_acquire_buffer (GstBufferPool * bpool,
   GstFlowReturn ret;
   GstBuffer *buf;
 
-  if (!pool->output)
-    return dqbuf (pool, buffer, TRUE);
+  if (!pool->output) {
+    ret = pool->streaming ? GST_FLOW_OK : queue_all_and_stream (pool);
+    return ret == GST_FLOW_OK ? dqbuf (pool, buffer, TRUE) : ret;
+  }
 
   /* Output: a free buffer, or wait for the driver to finish one. */
   for (;;) {
@@ -632,6 +646,15 @@ gst_vstream_buffer_pool_render (GstVstreamBufferPool * pool, GstBuffer * buf)
   gint index;
 
   if (buf->pool == GST_BUFFER_POOL (pool) && buffer_index (buf) >= 0) {
+    gboolean again;
+
+    /* The same buffer rendered twice (preroll, then play) is already in
+     * the driver: queueing it again would be EINVAL. */
+    g_mutex_lock (&pool->lock);
+    again = pool->queued[buffer_index (buf)] != NULL;
+    g_mutex_unlock (&pool->lock);
+    if (again)
+      return GST_FLOW_OK;
     ret = qbuf (pool, gst_buffer_ref (buf), buffer_index (buf));
     gst_vstream_object_count (obj, 0, 0, 0, 1);
   } else if ((pool->memory == V4L2_MEMORY_USERPTR && layout_fits (pool, buf))

@@ -205,9 +205,11 @@ probe_framerates (gint fd, enum v4l2_buf_type type, GstVstreamIoctlFunc func,
       ival.index++;
     } while (probe_ioctl (fd, func, VIDIOC_ENUM_FRAMEINTERVALS, &ival) == 0);
     if (gst_value_list_get_size (out) == 1) {
+      const GValue *only = gst_value_list_get_value (out, 0);
       GValue v = G_VALUE_INIT;
 
-      g_value_copy (gst_value_list_get_value (out, 0), &v);
+      g_value_init (&v, G_VALUE_TYPE (only));
+      g_value_copy (only, &v);
       g_value_unset (out);
       *out = v;
     }

@@ -329,4 +329,7 @@ gst_vstream_sink_init (GstVstreamSink * sink)
 {
   sink->obj = gst_vstream_object_new (GST_ELEMENT (sink),
       V4L2_BUF_TYPE_VIDEO_OUTPUT, DEFAULT_DEVICE);
+  /* A frame goes to the device once: showing the preroll buffer and then
+   * rendering it would queue one V4L2 buffer twice. */
+  g_object_set (sink, "show-preroll-frame", FALSE, NULL);
 }

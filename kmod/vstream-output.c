@@ -43,11 +43,12 @@ static int out_buf_prepare(struct vb2_buffer *vb)
 {
 	struct vstream_node *node = vb2_get_drv_priv(vb->vb2_queue);
 
+	/*
+	 * The payload is not checked against sizeimage: write() hands over
+	 * frames through vb2's file I/O emulator, which fills bytesused only
+	 * after this callback.  Readers get what was written.
+	 */
 	if (vb2_plane_size(vb, 0) < node->fmt.sizeimage)
-		return -EINVAL;
-	/* Raw frames are whole; only compressed ones vary in size. */
-	if (!node->vfmt->compressed &&
-	    vb2_get_plane_payload(vb, 0) < node->fmt.sizeimage)
 		return -EINVAL;
 	return 0;
 }

@@ -82,7 +82,7 @@ wait_streaming (Producer * p)
 {
   gint i;
 
-  for (i = 0; i < 300 && stat_of (p->sink, "frames") < 2; i++)
+  for (i = 0; i < 600 && stat_of (p->sink, "frames") < 2; i++)
     g_usleep (100 * 1000);
   fail_unless (stat_of (p->sink, "frames") >= 2, "producer never streamed");
 }
@@ -156,7 +156,8 @@ producer_stop (Producer * p)
 static GstBuffer *
 reference_frame (const gchar * caps_str)
 {
-  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=1 ! %s", caps_str);
+  gchar *desc = g_strdup_printf ("videotestsrc pattern=colors num-buffers=1 ! "
+      "capsfilter caps=\"%s\"", caps_str);
   GstHarness *h = gst_harness_new_parse (desc);
   GstBuffer *buf;
 
@@ -217,7 +218,8 @@ assert_pattern (GstBuffer * got, gsize size)
 static GstHarness *
 consumer (const gchar * src_desc, const gchar * caps_str)
 {
-  gchar *desc = g_strdup_printf ("%s ! %s", src_desc, caps_str);
+  gchar *desc = g_strdup_printf ("%s ! capsfilter caps=\"%s\"", src_desc,
+      caps_str);
   GstHarness *h = gst_harness_new_parse (desc);
 
   g_free (desc);
@@ -251,7 +253,7 @@ harness_element (GstHarness * h, const gchar * factory)
 
 GST_START_TEST (test_mmap_zero_copy)
 {
-  gchar *desc = g_strdup_printf ("videotestsrc is-live=true ! " YUY2
+  gchar *desc = g_strdup_printf ("videotestsrc pattern=colors is-live=true ! " YUY2
       " ! vstreamsink name=sink io-mode=mmap device=%s", out_dev);
   Producer *p = producer_start (desc);
   GstBuffer *ref = reference_frame (YUY2);
@@ -334,7 +336,7 @@ GST_START_TEST (test_formats)
 {
   gchar *caps = g_strdup_printf ("video/x-raw,format=%s,width=320,height=240,"
       "framerate=30/1", formats[__i__]);
-  gchar *desc = g_strdup_printf ("videotestsrc is-live=true ! %s ! "
+  gchar *desc = g_strdup_printf ("videotestsrc pattern=colors is-live=true ! %s ! "
       "vstreamsink name=sink device=%s", caps, out_dev);
   Producer *p = producer_start (desc);
   GstBuffer *ref = reference_frame (caps);
@@ -428,7 +430,7 @@ GST_END_TEST;
 /* Stock v4l2src reads our capture node. */
 GST_START_TEST (test_stock_v4l2src)
 {
-  gchar *desc = g_strdup_printf ("videotestsrc is-live=true ! " YUY2
+  gchar *desc = g_strdup_printf ("videotestsrc pattern=colors is-live=true ! " YUY2
       " ! vstreamsink name=sink device=%s", out_dev);
   Producer *p = producer_start (desc);
   GstBuffer *ref = reference_frame (YUY2);
@@ -459,7 +461,7 @@ GST_END_TEST;
 /* Stock v4l2sink feeds our output node, vstreamsrc reads it. */
 GST_START_TEST (test_stock_v4l2sink)
 {
-  gchar *desc = g_strdup_printf ("videotestsrc is-live=true ! " YUY2
+  gchar *desc = g_strdup_printf ("videotestsrc pattern=colors is-live=true ! " YUY2
       " ! v4l2sink name=v4l2 device=%s", out_dev);
   GError *err = NULL;
   GstElement *pipe = gst_parse_launch (desc, &err);
@@ -533,7 +535,7 @@ GST_END_TEST;
 /* Downstream keeps every buffer: the source copies instead of starving. */
 GST_START_TEST (test_held_buffers)
 {
-  gchar *desc = g_strdup_printf ("videotestsrc is-live=true ! " YUY2
+  gchar *desc = g_strdup_printf ("videotestsrc pattern=colors is-live=true ! " YUY2
       " ! vstreamsink name=sink device=%s", out_dev);
   Producer *p = producer_start (desc);
   gchar *src = g_strdup_printf ("vstreamsrc device=%s min-buffers=3",

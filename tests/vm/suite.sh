@@ -6,10 +6,11 @@ B=$(readlink -f "$1")
 S=$(readlink -f "$2")
 MODE=${3:-full}
 K=$VSTREAM_KROOT
-LOG=/tmp/vstream-logs
+LOG=$B/vm-logs
+rm -rf $LOG
 mkdir -p $LOG
 export GST_PLUGIN_PATH=$B/gst-plugin GST_REGISTRY=/tmp/gst-registry.bin
-export GST_DEBUG_NO_COLOR=1
+export GST_DEBUG_NO_COLOR=1 TMPDIR=/tmp TEMP=/tmp
 n=0
 failed=0
 
@@ -107,6 +108,8 @@ done
 # GStreamer elements, stock elements and vivid (tests/vm/gst-pipe)
 modprobe -d "$K" vivid n_devs=1 node_types=0x1 >/dev/null 2>&1
 VIVID=$(node vivid-000-vid-cap)
+# Build the plugin registry once: under emulation it takes a while.
+gst-inspect-1.0 vstreamsrc >/dev/null 2>&1
 export VSTREAM_OUT=$OUT0 VSTREAM_CAP=$CAP00 VSTREAM_CAP2=$CAP01 VSTREAM_VIVID=$VIVID
 run "gst-pipe (GstCheck element tests)" $B/tests/vm/gst-pipe
 sed -n 's/^\(.*:[0-9]*:[EPF]:.*\)$/# \1/p' $LOG/$n.log

@@ -235,10 +235,6 @@ int main(int argc, char **argv)
 	cfmt.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
 	setup(&cap, &cfmt, xcap);
 
-	for (unsigned int i = 0; i < cap.count; i++)
-		qbuf(&cap, i, 0, 0);
-	type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
-	CHECK(xioctl(cap.fd, VIDIOC_STREAMON, &type) == 0, "STREAMON capture");
 	for (unsigned int i = 0; i < out.count; i++, next_frame++) {
 		fill(out.ptr[i], fmt.fmt.pix.sizeimage, next_frame);
 		qbuf(&out, i, fmt.fmt.pix.sizeimage, field == V4L2_FIELD_ALTERNATE ?
@@ -246,6 +242,12 @@ int main(int argc, char **argv)
 	}
 	type = V4L2_BUF_TYPE_VIDEO_OUTPUT;
 	CHECK(xioctl(out.fd, VIDIOC_STREAMON, &type) == 0, "STREAMON output");
+	/* Readers that stream before the producer get the idle pattern, so
+	 * start the producer first. */
+	for (unsigned int i = 0; i < cap.count; i++)
+		qbuf(&cap, i, 0, 0);
+	type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+	CHECK(xioctl(cap.fd, VIDIOC_STREAMON, &type) == 0, "STREAMON capture");
 
 	while (got < frames) {
 		struct pollfd p[2] = { { .fd = out.fd, .events = POLLOUT },
