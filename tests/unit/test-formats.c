@@ -1,0 +1,289 @@
+/* Host unit tests: format and field tables, caps probing against a canned
+ * device, layout of V4L2 frames in GstVideoInfo, element registration.
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <errno.h>
+#include <string.h>
+#include <gst/gst.h>
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+
+#include "vstreamformats.h"
+#include "vstreamobject.h"
+
+GST_DEBUG_CATEGORY (gst_vstream_debug);
+
+GST_START_TEST (test_format_table_round_trip)
+{
+  guint i;
+
+  for (i = 0; i < gst_vstream_n_formats (); i++) {
+    const GstVstreamFormat *f = gst_vstream_format_at (i);
+    GstStructure *s = gst_vstream_structure_new (f->fourcc, V4L2_FIELD_NONE);
+
+    fail_unless (s != NULL);
+    fail_unless (gst_vstream_format_from_structure (s) == f,
+        "%" GST_FOURCC_FORMAT " does not map back", GST_FOURCC_ARGS (f->fourcc));
+    fail_unless (gst_vstream_format_from_fourcc (f->fourcc) == f);
+    gst_structure_free (s);
+  }
+  fail_unless (gst_vstream_format_from_fourcc (v4l2_fourcc ('Z', 'Z', 'Z',
+              'Z')) == NULL);
+  fail_unless_equals_int (gst_vstream_format_from_fourcc
+      (V4L2_PIX_FMT_XRGB32)->format, GST_VIDEO_FORMAT_BGRx);
+  fail_unless_equals_int (gst_vstream_format_from_fourcc
+      (V4L2_PIX_FMT_YUV420)->format, GST_VIDEO_FORMAT_I420);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_field_table_round_trip)
+{
+  guint i;
+
+  for (i = 0; i < gst_vstream_n_fields (); i++) {
+    guint32 field = gst_vstream_field_at (i)->field;
+    GstStructure *s = gst_vstream_structure_new (V4L2_PIX_FMT_YUYV, field);
+
+    fail_unless (s != NULL);
+    fail_unless_equals_int (gst_vstream_field_from_caps (s), field);
+    gst_structure_free (s);
+  }
+  /* SEQ_TB/SEQ_BT are two fields one after the other, not progressive */
+  fail_unless_equals_int (gst_vstream_field_from_v4l2 (V4L2_FIELD_SEQ_TB)->mode,
+      GST_VIDEO_INTERLACE_MODE_FIELDS);
+  fail_unless_equals_int (gst_vstream_field_from_v4l2 (V4L2_FIELD_SEQ_BT)->order,
+      GST_VIDEO_FIELD_ORDER_BOTTOM_FIELD_FIRST);
+  /* MJPEG has no interlaced caps */
+  fail_unless (gst_vstream_structure_new (V4L2_PIX_FMT_MJPEG,
+          V4L2_FIELD_INTERLACED_TB) == NULL);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_buffer_field_flags)
+{
+  GstBuffer *b = gst_buffer_new ();
+
+  gst_vstream_buffer_set_field_flags (b, V4L2_FIELD_TOP);
+  fail_unless_equals_int (gst_vstream_buffer_get_field (b,
+          V4L2_FIELD_ALTERNATE), V4L2_FIELD_TOP);
+  gst_vstream_buffer_set_field_flags (b, V4L2_FIELD_BOTTOM);
+  fail_unless_equals_int (gst_vstream_buffer_get_field (b,
+          V4L2_FIELD_ALTERNATE), V4L2_FIELD_BOTTOM);
+  gst_vstream_buffer_set_field_flags (b, V4L2_FIELD_INTERLACED_TB);
+  fail_unless (GST_BUFFER_FLAG_IS_SET (b, GST_VIDEO_BUFFER_FLAG_TFF));
+  fail_unless (GST_BUFFER_FLAG_IS_SET (b, GST_VIDEO_BUFFER_FLAG_INTERLACED));
+  gst_vstream_buffer_set_field_flags (b, V4L2_FIELD_NONE);
+  fail_if (GST_BUFFER_FLAG_IS_SET (b, GST_VIDEO_BUFFER_FLAG_INTERLACED));
+  fail_unless_equals_int (gst_vstream_buffer_get_field (b,
+          V4L2_FIELD_SEQ_BT), V4L2_FIELD_SEQ_BT);
+  gst_buffer_unref (b);
+}
+
+GST_END_TEST;
+
+/* A canned capture device: YUYV at two discrete sizes and 30/15 fps with
+ * NONE, INTERLACED_TB and ALTERNATE; MJPG stepwise; one unmapped format. */
+static int
+fake_ioctl (int fd, unsigned long req, void *arg)
+{
+  static const guint32 fmts[] = { V4L2_PIX_FMT_YUYV,
+    v4l2_fourcc ('Z', 'Z', 'Z', 'Z'), V4L2_PIX_FMT_MJPEG
+  };
+
+  switch (req) {
+    case VIDIOC_ENUM_FMT:{
+      struct v4l2_fmtdesc *d = arg;
+
+      if (d->index >= G_N_ELEMENTS (fmts))
+        break;
+      d->pixelformat = fmts[d->index];
+      return 0;
+    }
+    case VIDIOC_ENUM_FRAMESIZES:{
+      struct v4l2_frmsizeenum *fs = arg;
+
+      if (fs->pixel_format == V4L2_PIX_FMT_YUYV && fs->index < 2) {
+        fs->type = V4L2_FRMSIZE_TYPE_DISCRETE;
+        fs->discrete.width = fs->index ? 320 : 640;
+        fs->discrete.height = fs->index ? 240 : 480;
+        return 0;
+      }
+      if (fs->pixel_format == V4L2_PIX_FMT_MJPEG && fs->index == 0) {
+        fs->type = V4L2_FRMSIZE_TYPE_STEPWISE;
+        fs->stepwise.min_width = fs->stepwise.min_height = 16;
+        fs->stepwise.max_width = 1920;
+        fs->stepwise.max_height = 1080;
+        fs->stepwise.step_width = fs->stepwise.step_height = 8;
+        return 0;
+      }
+      break;
+    }
+    case VIDIOC_ENUM_FRAMEINTERVALS:{
+      struct v4l2_frmivalenum *fi = arg;
+
+      if (fi->pixel_format == V4L2_PIX_FMT_YUYV && fi->index < 2) {
+        fi->type = V4L2_FRMIVAL_TYPE_DISCRETE;
+        fi->discrete.numerator = 1;
+        fi->discrete.denominator = fi->index ? 15 : 30;
+        return 0;
+      }
+      if (fi->pixel_format == V4L2_PIX_FMT_MJPEG && fi->index == 0) {
+        fi->type = V4L2_FRMIVAL_TYPE_CONTINUOUS;
+        fi->stepwise.min.numerator = 1;
+        fi->stepwise.min.denominator = 60;
+        fi->stepwise.max.numerator = 1;
+        fi->stepwise.max.denominator = 1;
+        return 0;
+      }
+      break;
+    }
+    case VIDIOC_TRY_FMT:{
+      struct v4l2_format *f = arg;
+      guint32 fl = f->fmt.pix.field;
+
+      if (f->fmt.pix.pixelformat == V4L2_PIX_FMT_MJPEG ||
+          (fl != V4L2_FIELD_NONE && fl != V4L2_FIELD_INTERLACED_TB &&
+              fl != V4L2_FIELD_ALTERNATE))
+        f->fmt.pix.field = V4L2_FIELD_NONE;
+      return 0;
+    }
+  }
+  errno = EINVAL;
+  return -1;
+}
+
+GST_START_TEST (test_probe_canned_device)
+{
+  GstCaps *caps = gst_vstream_probe_fd_caps (-1, V4L2_BUF_TYPE_VIDEO_CAPTURE,
+      fake_ioctl);
+  GstCaps *want;
+
+  GST_INFO ("probed %" GST_PTR_FORMAT, caps);
+  /* 2 sizes x 3 fields for YUYV, 1 structure for MJPG, none for ZZZZ */
+  fail_unless_equals_int (gst_caps_get_size (caps), 7);
+  want = gst_caps_from_string ("video/x-raw,format=YUY2,width=640,height=480,"
+      "interlace-mode=interleaved,field-order=top-field-first,framerate=15/1");
+  fail_unless (gst_caps_can_intersect (caps, want));
+  gst_caps_unref (want);
+  /* ALTERNATE: caps carry the frame height and the Interlaced feature */
+  want = gst_caps_from_string ("video/x-raw(format:Interlaced),format=YUY2,"
+      "width=320,height=480,interlace-mode=alternate,framerate=30/1");
+  fail_unless (gst_caps_can_intersect (caps, want));
+  gst_caps_unref (want);
+  want = gst_caps_from_string ("video/x-raw,format=YUY2,width=320,height=240,"
+      "interlace-mode=progressive,framerate=25/1");
+  fail_if (gst_caps_can_intersect (caps, want), "25 fps was not offered");
+  gst_caps_unref (want);
+  want = gst_caps_from_string ("image/jpeg,width=1280,height=720,"
+      "framerate=50/1");
+  fail_unless (gst_caps_can_intersect (caps, want));
+  gst_caps_unref (want);
+  want = gst_caps_from_string ("image/jpeg,width=1281,height=720");
+  fail_if (gst_caps_can_intersect (caps, want), "step 8 not honoured");
+  gst_caps_unref (want);
+  gst_caps_unref (caps);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_info_from_v4l2_layout)
+{
+  struct v4l2_pix_format pix = {.width = 320,.height = 240,
+    .pixelformat = V4L2_PIX_FMT_NV12,.bytesperline = 384,
+    .sizeimage = 384 * 240 * 3 / 2
+  };
+  GstCaps *caps = gst_caps_from_string ("video/x-raw,format=NV12,width=320,"
+      "height=240,framerate=30/1");
+  GstVideoInfo info;
+
+  fail_unless (gst_vstream_info_from_v4l2 (&info, &pix, caps));
+  fail_unless_equals_int (info.stride[0], 384);
+  fail_unless_equals_int (info.stride[1], 384);
+  fail_unless_equals_int (info.offset[1], 384 * 240);
+  gst_caps_unref (caps);
+
+  pix.pixelformat = V4L2_PIX_FMT_YUV420;
+  pix.bytesperline = 320;
+  caps = gst_caps_from_string ("video/x-raw,format=I420,width=320,"
+      "height=240,framerate=30/1");
+  fail_unless (gst_vstream_info_from_v4l2 (&info, &pix, caps));
+  fail_unless_equals_int (info.stride[1], 160);
+  fail_unless_equals_int (info.stride[2], 160);
+  fail_unless_equals_int (info.offset[2], 320 * 240 + 160 * 120);
+  gst_caps_unref (caps);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_elements_registered)
+{
+  GstElement *src = gst_element_factory_make ("vstreamsrc", NULL);
+  GstElement *sink = gst_element_factory_make ("vstreamsink", NULL);
+  GstStructure *stats = NULL;
+  gchar *dev = NULL;
+  guint64 v = 1;
+
+  fail_unless (src != NULL && sink != NULL);
+  g_object_get (src, "device", &dev, "stats", &stats, NULL);
+  fail_unless_equals_string (dev, "/dev/video1");
+  fail_unless (gst_structure_get_uint64 (stats, "copies", &v));
+  fail_unless_equals_uint64 (v, 0);
+  fail_unless (gst_structure_has_field (stats, "zero-copy"));
+  g_object_set (sink, "io-mode", 3, "min-buffers", 6, NULL);
+  g_free (dev);
+  gst_structure_free (stats);
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  fail_unless (gst_device_provider_factory_find ("vstreamdeviceprovider"));
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_missing_device_errors)
+{
+  GstElement *src = gst_element_factory_make ("vstreamsrc", NULL);
+  GstBus *bus = gst_bus_new ();
+  GstMessage *msg;
+  GError *err = NULL;
+
+  gst_element_set_bus (src, bus);
+  g_object_set (src, "device", "/dev/vstream-missing", NULL);
+  fail_unless_equals_int (gst_element_set_state (src, GST_STATE_READY),
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (g_error_matches (err, GST_RESOURCE_ERROR,
+          GST_RESOURCE_ERROR_NOT_FOUND));
+  fail_unless (strstr (err->message, "/dev/vstream-missing") != NULL);
+  g_error_free (err);
+  gst_message_unref (msg);
+  gst_element_set_state (src, GST_STATE_NULL);
+  gst_element_set_bus (src, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (src);
+}
+
+GST_END_TEST;
+
+static Suite *
+vstream_unit_suite (void)
+{
+  Suite *s = suite_create ("vstream-unit");
+  TCase *tc = tcase_create ("unit");
+
+  GST_DEBUG_CATEGORY_INIT (gst_vstream_debug, "vstream", 0, "vstream tests");
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_format_table_round_trip);
+  tcase_add_test (tc, test_field_table_round_trip);
+  tcase_add_test (tc, test_buffer_field_flags);
+  tcase_add_test (tc, test_probe_canned_device);
+  tcase_add_test (tc, test_info_from_v4l2_layout);
+  tcase_add_test (tc, test_elements_registered);
+  tcase_add_test (tc, test_missing_device_errors);
+  return s;
+}
+
+GST_CHECK_MAIN (vstream_unit);

@@ -1,0 +1,12 @@
+#!/bin/sh
+# Everything vstream needs to build, test and demo, from Debian's packages.
+set -e
+[ "$(id -u)" = 0 ] || { echo "install-deps: run as root (apt-get)" >&2; exit 1; }
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
+apt-get install -y --no-install-recommends \
+	build-essential meson ninja-build pkg-config kmod cpio sparse \
+	linux-headers-amd64 qemu-system-x86 busybox-static v4l-utils \
+	libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev \
+	gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good \
+	ca-certificates
