@@ -46,6 +46,82 @@ gst_vstream_io_mode_get_type (void)
   return type;
 }
 
+void
+gst_vstream_object_install_properties (GObjectClass * gobject_class,
+    const gchar * default_device, const gchar * device_blurb,
+    const gchar * stats_blurb)
+{
+  g_object_class_install_property (gobject_class, GST_VSTREAM_PROP_DEVICE,
+      g_param_spec_string ("device", "Device", device_blurb, default_device,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class,
+      GST_VSTREAM_PROP_DEVICE_NAME, g_param_spec_string ("device-name",
+          "Device name", "Card name the driver reports", NULL,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, GST_VSTREAM_PROP_IO_MODE,
+      g_param_spec_enum ("io-mode", "I/O mode",
+          "How frames move between the driver and the pipeline",
+          GST_TYPE_VSTREAM_IO_MODE, GST_VSTREAM_IO_AUTO,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class,
+      GST_VSTREAM_PROP_MIN_BUFFERS, g_param_spec_uint ("min-buffers",
+          "Minimum buffers",
+          "Driver buffers to allocate (the driver may ask for more)", 2,
+          VIDEO_MAX_FRAME, 4, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, GST_VSTREAM_PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics", stats_blurb,
+          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  gst_type_mark_as_plugin_api (GST_TYPE_VSTREAM_IO_MODE, 0);
+}
+
+gboolean
+gst_vstream_object_set_property (GstVstreamObject * obj, guint prop_id,
+    const GValue * value)
+{
+  switch (prop_id) {
+    case GST_VSTREAM_PROP_DEVICE:
+      g_free (obj->device);
+      obj->device = g_value_dup_string (value);
+      return TRUE;
+    case GST_VSTREAM_PROP_IO_MODE:
+      obj->req_mode = g_value_get_enum (value);
+      return TRUE;
+    case GST_VSTREAM_PROP_MIN_BUFFERS:
+      obj->min_buffers = g_value_get_uint (value);
+      return TRUE;
+    default:
+      return FALSE;
+  }
+}
+
+gboolean
+gst_vstream_object_get_property (GstVstreamObject * obj, guint prop_id,
+    GValue * value)
+{
+  switch (prop_id) {
+    case GST_VSTREAM_PROP_DEVICE:
+      g_value_set_string (value, obj->device);
+      return TRUE;
+    case GST_VSTREAM_PROP_DEVICE_NAME:
+      g_value_set_string (value, obj->device_name);
+      return TRUE;
+    case GST_VSTREAM_PROP_IO_MODE:
+      g_value_set_enum (value, obj->req_mode);
+      return TRUE;
+    case GST_VSTREAM_PROP_MIN_BUFFERS:
+      g_value_set_uint (value, obj->min_buffers);
+      return TRUE;
+    case GST_VSTREAM_PROP_STATS:
+      g_value_take_boxed (value, gst_vstream_object_stats (obj));
+      return TRUE;
+    default:
+      return FALSE;
+  }
+}
+
 static int
 default_ioctl (int fd, unsigned long request, void *arg)
 {

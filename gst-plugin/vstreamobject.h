@@ -59,6 +59,25 @@ struct _GstVstreamObject
   guint64 zero_copy;
 };
 
+/* Properties both elements have; the helpers below serve them. */
+enum
+{
+  GST_VSTREAM_PROP_0,
+  GST_VSTREAM_PROP_DEVICE,
+  GST_VSTREAM_PROP_DEVICE_NAME,
+  GST_VSTREAM_PROP_IO_MODE,
+  GST_VSTREAM_PROP_MIN_BUFFERS,
+  GST_VSTREAM_PROP_STATS,
+};
+
+void gst_vstream_object_install_properties (GObjectClass * gobject_class,
+    const gchar * default_device, const gchar * device_blurb,
+    const gchar * stats_blurb);
+gboolean gst_vstream_object_set_property (GstVstreamObject * obj,
+    guint prop_id, const GValue * value);
+gboolean gst_vstream_object_get_property (GstVstreamObject * obj,
+    guint prop_id, GValue * value);
+
 GstVstreamObject *gst_vstream_object_new (GstElement * element,
     enum v4l2_buf_type type, const gchar * default_device);
 void gst_vstream_object_free (GstVstreamObject * obj);

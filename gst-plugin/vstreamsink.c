@@ -24,16 +24,6 @@ GST_DEBUG_CATEGORY_EXTERN (gst_vstream_debug);
 
 #define DEFAULT_DEVICE "/dev/video0"
 
-enum
-{
-  PROP_0,
-  PROP_DEVICE,
-  PROP_DEVICE_NAME,
-  PROP_IO_MODE,
-  PROP_MIN_BUFFERS,
-  PROP_STATS,
-};
-
 struct _GstVstreamSink
 {
   GstVideoSink parent;
@@ -50,51 +40,20 @@ static void
 gst_vstream_sink_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
-  GstVstreamSink *sink = GST_VSTREAM_SINK (object);
+  GstVstreamSink *self = GST_VSTREAM_SINK (object);
 
-  switch (prop_id) {
-    case PROP_DEVICE:
-      g_free (sink->obj->device);
-      sink->obj->device = g_value_dup_string (value);
-      break;
-    case PROP_IO_MODE:
-      sink->obj->req_mode = g_value_get_enum (value);
-      break;
-    case PROP_MIN_BUFFERS:
-      sink->obj->min_buffers = g_value_get_uint (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
+  if (!gst_vstream_object_set_property (self->obj, prop_id, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
 gst_vstream_sink_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec)
 {
-  GstVstreamSink *sink = GST_VSTREAM_SINK (object);
+  GstVstreamSink *self = GST_VSTREAM_SINK (object);
 
-  switch (prop_id) {
-    case PROP_DEVICE:
-      g_value_set_string (value, sink->obj->device);
-      break;
-    case PROP_DEVICE_NAME:
-      g_value_set_string (value, sink->obj->device_name);
-      break;
-    case PROP_IO_MODE:
-      g_value_set_enum (value, sink->obj->req_mode);
-      break;
-    case PROP_MIN_BUFFERS:
-      g_value_set_uint (value, sink->obj->min_buffers);
-      break;
-    case PROP_STATS:
-      g_value_take_boxed (value, gst_vstream_object_stats (sink->obj));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
+  if (!gst_vstream_object_get_property (self->obj, prop_id, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static GstStateChangeReturn
@@ -282,28 +241,8 @@ gst_vstream_sink_class_init (GstVstreamSinkClass * klass)
   gobject_class->get_property = gst_vstream_sink_get_property;
   gobject_class->finalize = gst_vstream_sink_finalize;
 
-  g_object_class_install_property (gobject_class, PROP_DEVICE,
-      g_param_spec_string ("device", "Device", "V4L2 output node to feed",
-          DEFAULT_DEVICE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  g_object_class_install_property (gobject_class, PROP_DEVICE_NAME,
-      g_param_spec_string ("device-name", "Device name",
-          "Card name the driver reports", NULL,
-          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
-  g_object_class_install_property (gobject_class, PROP_IO_MODE,
-      g_param_spec_enum ("io-mode", "I/O mode", "How frames reach the driver",
-          GST_TYPE_VSTREAM_IO_MODE, GST_VSTREAM_IO_AUTO,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  g_object_class_install_property (gobject_class, PROP_MIN_BUFFERS,
-      g_param_spec_uint ("min-buffers", "Minimum buffers",
-          "Driver buffers to allocate (the driver may ask for more)", 2,
-          VIDEO_MAX_FRAME, 4, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  g_object_class_install_property (gobject_class, PROP_STATS,
-      g_param_spec_boxed ("stats", "Statistics",
-          "frames, copies and zero-copy (driver or imported) frames queued",
-          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  gst_vstream_object_install_properties (gobject_class, DEFAULT_DEVICE,
+      "V4L2 output node to feed", "frames, copies and zero-copy (driver or imported) frames queued");
 
   gst_element_class_set_static_metadata (element_class,
       "vstream video sink", "Sink/Video",

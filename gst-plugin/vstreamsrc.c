@@ -25,16 +25,6 @@ GST_DEBUG_CATEGORY_EXTERN (gst_vstream_debug);
 
 #define DEFAULT_DEVICE "/dev/video1"
 
-enum
-{
-  PROP_0,
-  PROP_DEVICE,
-  PROP_DEVICE_NAME,
-  PROP_IO_MODE,
-  PROP_MIN_BUFFERS,
-  PROP_STATS,
-};
-
 struct _GstVstreamSrc
 {
   GstPushSrc parent;
@@ -57,51 +47,20 @@ static void
 gst_vstream_src_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
-  GstVstreamSrc *src = GST_VSTREAM_SRC (object);
+  GstVstreamSrc *self = GST_VSTREAM_SRC (object);
 
-  switch (prop_id) {
-    case PROP_DEVICE:
-      g_free (src->obj->device);
-      src->obj->device = g_value_dup_string (value);
-      break;
-    case PROP_IO_MODE:
-      src->obj->req_mode = g_value_get_enum (value);
-      break;
-    case PROP_MIN_BUFFERS:
-      src->obj->min_buffers = g_value_get_uint (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
+  if (!gst_vstream_object_set_property (self->obj, prop_id, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
 gst_vstream_src_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
-  GstVstreamSrc *src = GST_VSTREAM_SRC (object);
+  GstVstreamSrc *self = GST_VSTREAM_SRC (object);
 
-  switch (prop_id) {
-    case PROP_DEVICE:
-      g_value_set_string (value, src->obj->device);
-      break;
-    case PROP_DEVICE_NAME:
-      g_value_set_string (value, src->obj->device_name);
-      break;
-    case PROP_IO_MODE:
-      g_value_set_enum (value, src->obj->req_mode);
-      break;
-    case PROP_MIN_BUFFERS:
-      g_value_set_uint (value, src->obj->min_buffers);
-      break;
-    case PROP_STATS:
-      g_value_take_boxed (value, gst_vstream_object_stats (src->obj));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
+  if (!gst_vstream_object_get_property (self->obj, prop_id, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static GstStateChangeReturn
@@ -421,28 +380,8 @@ gst_vstream_src_class_init (GstVstreamSrcClass * klass)
   gobject_class->get_property = gst_vstream_src_get_property;
   gobject_class->finalize = gst_vstream_src_finalize;
 
-  g_object_class_install_property (gobject_class, PROP_DEVICE,
-      g_param_spec_string ("device", "Device", "V4L2 capture node to read",
-          DEFAULT_DEVICE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  g_object_class_install_property (gobject_class, PROP_DEVICE_NAME,
-      g_param_spec_string ("device-name", "Device name",
-          "Card name the driver reports", NULL,
-          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
-  g_object_class_install_property (gobject_class, PROP_IO_MODE,
-      g_param_spec_enum ("io-mode", "I/O mode", "How frames leave the driver",
-          GST_TYPE_VSTREAM_IO_MODE, GST_VSTREAM_IO_AUTO,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  g_object_class_install_property (gobject_class, PROP_MIN_BUFFERS,
-      g_param_spec_uint ("min-buffers", "Minimum buffers",
-          "Driver buffers to allocate (the driver may ask for more)", 2,
-          VIDEO_MAX_FRAME, 4, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  g_object_class_install_property (gobject_class, PROP_STATS,
-      g_param_spec_boxed ("stats", "Statistics",
-          "frames, drops (sequence gaps), copies and zero-copy pushes",
-          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  gst_vstream_object_install_properties (gobject_class, DEFAULT_DEVICE,
+      "V4L2 capture node to read", "frames, drops (sequence gaps), copies and zero-copy pushes");
 
   gst_element_class_set_static_metadata (element_class,
       "vstream video source", "Source/Video",
@@ -463,7 +402,6 @@ gst_vstream_src_class_init (GstVstreamSrcClass * klass)
   basesrc_class->query = gst_vstream_src_query;
   pushsrc_class->create = gst_vstream_src_create;
 
-  gst_type_mark_as_plugin_api (GST_TYPE_VSTREAM_IO_MODE, 0);
 }
 
 static void

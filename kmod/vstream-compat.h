@@ -31,4 +31,13 @@ static inline unsigned int vstream_vb2_num_buffers(struct vb2_queue *q)
 #define VSTREAM_VB2_WAIT_OPS
 #endif
 
+/* 6.11: platform_driver.remove returns void. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#define VSTREAM_REMOVE_RET void
+#define VSTREAM_REMOVE_OK
+#else
+#define VSTREAM_REMOVE_RET int
+#define VSTREAM_REMOVE_OK 0
+#endif
+
 #endif

@@ -12,6 +12,7 @@
 #include <media/v4l2-event.h>
 
 #include "vstream.h"
+#include "vstream-compat.h"
 
 static unsigned int pipes = 1;
 module_param(pipes, uint, 0444);
@@ -224,10 +225,10 @@ static int vstream_probe(struct platform_device *pdev)
 	return ret;
 }
 
-static int vstream_platform_remove(struct platform_device *pdev)
+static VSTREAM_REMOVE_RET vstream_platform_remove(struct platform_device *pdev)
 {
 	vstream_remove(pdev);
-	return 0;
+	return VSTREAM_REMOVE_OK;
 }
 
 static void vstream_pdev_release(struct device *dev)

@@ -30,6 +30,7 @@ typedef struct
   gboolean stop;
   gsize size;
   gboolean alternate;
+  GstCaps *next_caps;           /* handed to the pushing thread */
 } Producer;
 
 static guint8
@@ -45,6 +46,17 @@ push_frames (gpointer data)
   guint32 frame;
 
   for (frame = 0; !g_atomic_int_get (&p->stop); frame++) {
+    GstCaps *next = g_atomic_pointer_exchange (&p->next_caps, NULL);
+
+    /* renegotiate mid-stream: new caps, new frame size */
+    if (next) {
+      GstVideoInfo info;
+
+      fail_unless (gst_video_info_from_caps (&info, next));
+      gst_app_src_set_caps (GST_APP_SRC (p->appsrc), next);
+      p->size = GST_VIDEO_INFO_SIZE (&info);
+      gst_caps_unref (next);
+    }
     GstBuffer *buf = gst_buffer_new_allocate (NULL, p->size, NULL);
     GstMapInfo map;
     gsize i;
@@ -604,6 +616,80 @@ GST_START_TEST (test_errors)
 
 GST_END_TEST;
 
+/* The producer changes format mid-stream: the sink drains, frees its
+ * buffers, sets the new format and goes on; a new reader gets it. */
+GST_START_TEST (test_sink_renegotiates)
+{
+  Producer *p = producer_appsrc ("video/x-raw,format=YUY2,width=320,"
+      "height=240,framerate=60/1", "");
+  gchar *src = g_strdup_printf ("vstreamsrc device=%s", cap_dev);
+  const gchar *b_str = "video/x-raw,format=NV12,width=640,height=480,"
+      "framerate=60/1";
+  GstHarness *h;
+  GstBuffer *b;
+  guint64 before;
+  gint i;
+
+  wait_streaming (p);
+  h = consumer (src, "video/x-raw,format=YUY2,width=320,height=240");
+  b = gst_harness_pull (h);
+  assert_pattern (b, 320 * 240 * 2);
+  gst_buffer_unref (b);
+  gst_harness_teardown (h);
+
+  before = stat_of (p->sink, "frames");
+  g_atomic_pointer_set (&p->next_caps, gst_caps_from_string (b_str));
+  for (i = 0; i < 600 && stat_of (p->sink, "frames") < before + 10; i++)
+    g_usleep (100 * 1000);
+  fail_unless (stat_of (p->sink, "frames") >= before + 10,
+      "sink stopped after renegotiation");
+  h = consumer (src, b_str);
+  for (i = 0; i < 3; i++) {
+    b = gst_harness_pull (h);
+    fail_unless (b != NULL);
+    assert_pattern (b, 640 * 480 * 3 / 2);
+    gst_buffer_unref (b);
+  }
+  gst_harness_teardown (h);
+  producer_stop (p);
+  g_free (src);
+}
+
+GST_END_TEST;
+
+/* A reader stops and starts again on a live pipe. */
+GST_START_TEST (test_reader_restart)
+{
+  gchar *desc = g_strdup_printf ("videotestsrc pattern=colors is-live=true ! "
+      YUY2 " ! vstreamsink name=sink device=%s", out_dev);
+  Producer *p = producer_start (desc);
+  GstBuffer *ref = reference_frame (YUY2);
+  GstCaps *caps = gst_caps_from_string (YUY2);
+  gchar *src = g_strdup_printf ("vstreamsrc device=%s", cap_dev);
+  gint round, i;
+
+  wait_streaming (p);
+  for (round = 0; round < 3; round++) {
+    GstHarness *h = consumer (src, YUY2);
+
+    for (i = 0; i < 3; i++) {
+      GstBuffer *b = gst_harness_pull (h);
+
+      fail_unless (b != NULL, "round %d", round);
+      assert_same_picture (b, ref, caps);
+      gst_buffer_unref (b);
+    }
+    gst_harness_teardown (h);
+  }
+  producer_stop (p);
+  gst_buffer_unref (ref);
+  gst_caps_unref (caps);
+  g_free (src);
+  g_free (desc);
+}
+
+GST_END_TEST;
+
 static Suite *
 gst_pipe_suite (void)
 {
@@ -626,6 +712,8 @@ gst_pipe_suite (void)
   tcase_add_test (tc, test_vivid_source);
   tcase_add_test (tc, test_held_buffers);
   tcase_add_test (tc, test_errors);
+  tcase_add_test (tc, test_sink_renegotiates);
+  tcase_add_test (tc, test_reader_restart);
   return s;
 }
 

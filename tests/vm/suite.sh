@@ -113,6 +113,9 @@ gst-inspect-1.0 vstreamsrc >/dev/null 2>&1
 export VSTREAM_OUT=$OUT0 VSTREAM_CAP=$CAP00 VSTREAM_CAP2=$CAP01 VSTREAM_VIVID=$VIVID
 run "gst-pipe (GstCheck element tests)" $B/tests/vm/gst-pipe
 sed -n 's/^\(.*:[0-9]*:[EPF]:.*\)$/# \1/p' $LOG/$n.log
+run "gst-device-monitor lists vstream nodes by name" sh -c \
+	'gst-device-monitor-1.0 Video/Source Video/Sink | tee /dev/stderr |
+	 grep -q "vstream 0 (vstream-0-capture-0)"'
 
 if [ "$MODE" = full ]; then
 	rmmod vivid
@@ -127,6 +130,10 @@ if [ "$MODE" = full ]; then
 fi
 
 lsmod | grep -q '^vivid' && rmmod vivid
+# An open node pins the module; the last close lets it go.
+exec 3<>$(node vstream-0-output)
+run "rmmod refused while a node is open" sh -c '! rmmod vstream'
+exec 3>&-
 run "rmmod vstream after all closed" rmmod vstream
 run "dmesg has no WARNING/BUG/Oops" sh -c '! dmesg | grep -E "WARNING:|BUG:|Oops|Call Trace"'
 echo "1..$n"
