@@ -57,13 +57,14 @@ load() {
 compliance() {
 	dev=$1
 	shift
-	v4l2-compliance --no-progress -d $dev "$@" >$LOG/c.$$ 2>&1
-	cat $LOG/c.$$
-	total=$(grep '^Total for' $LOG/c.$$)
+	out=$(mktemp $LOG/compliance.XXXXXX)
+	v4l2-compliance --no-progress -d $dev "$@" >$out 2>&1
+	cat $out
+	total=$(grep '^Total for' $out)
 	[ -n "$total" ] || return 1
 	echo "$total" | grep -q 'Warnings: 0$' || return 1
-	bad=$(grep -E '^\s+fail:' $LOG/c.$$ | grep -v 'fmtdesc.description mismatch' | wc -l)
-	skew=$(grep -c 'fmtdesc.description mismatch' $LOG/c.$$)
+	bad=$(grep -E '^\s+fail:' $out | grep -v 'fmtdesc.description mismatch' | wc -l)
+	skew=$(grep -c 'fmtdesc.description mismatch' $out)
 	fails=$(echo "$total" | sed -n 's/.*Failed: \([0-9]*\).*/\1/p')
 	[ "$bad" -eq 0 ] && [ "$fails" -le "$skew" ] && [ "$skew" -le 1 ]
 }
