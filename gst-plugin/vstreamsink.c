@@ -84,6 +84,35 @@ gst_vstream_sink_get_caps (GstBaseSink * bsink, GstCaps * filter)
           "sink"));
 }
 
+/* Caps without interlace-mode are progressive (GStreamer's default), but
+ * are no subset of our probed caps, which name the mode: accept them. */
+static gboolean
+gst_vstream_sink_query (GstBaseSink * bsink, GstQuery * query)
+{
+  GstCaps *caps, *full, *ours;
+  gboolean ok;
+  guint i;
+
+  if (GST_QUERY_TYPE (query) != GST_QUERY_ACCEPT_CAPS)
+    return GST_BASE_SINK_CLASS (parent_class)->query (bsink, query);
+  gst_query_parse_accept_caps (query, &caps);
+  full = gst_caps_copy (caps);
+  for (i = 0; i < gst_caps_get_size (full); i++) {
+    GstStructure *s = gst_caps_get_structure (full, i);
+
+    if (gst_structure_has_name (s, "video/x-raw") &&
+        !gst_structure_has_field (s, "interlace-mode"))
+      gst_structure_set (s, "interlace-mode", G_TYPE_STRING, "progressive",
+          NULL);
+  }
+  ours = gst_vstream_sink_get_caps (bsink, NULL);
+  ok = gst_caps_is_subset (full, ours);
+  gst_caps_unref (ours);
+  gst_caps_unref (full);
+  gst_query_set_accept_caps_result (query, ok);
+  return TRUE;
+}
+
 static void
 gst_vstream_sink_release_pool (GstVstreamSink * sink)
 {
@@ -255,6 +284,7 @@ gst_vstream_sink_class_init (GstVstreamSinkClass * klass)
   element_class->change_state = gst_vstream_sink_change_state;
   basesink_class->get_caps = gst_vstream_sink_get_caps;
   basesink_class->set_caps = gst_vstream_sink_set_caps;
+  basesink_class->query = gst_vstream_sink_query;
   basesink_class->propose_allocation = gst_vstream_sink_propose_allocation;
   basesink_class->event = gst_vstream_sink_event;
   basesink_class->stop = gst_vstream_sink_stop;

@@ -16,6 +16,7 @@
 #define H 240
 
 static const gchar *out_dev, *cap_dev, *cap2_dev, *vivid_dev;
+static const gchar *out1_dev, *cap1_dev;  /* a second pipe */
 
 /* ------------------------------------------------------------------ */
 /* producers */
@@ -690,6 +691,48 @@ GST_START_TEST (test_reader_restart)
 
 GST_END_TEST;
 
+/* Pipe 0's capture buffers, exported as dma-buf, feed pipe 1's output
+ * node without a copy (vstreamsrc io-mode=dmabuf ! vstreamsink
+ * io-mode=dmabuf-import). */
+GST_START_TEST (test_dmabuf_chain)
+{
+  gchar *desc = g_strdup_printf ("videotestsrc pattern=colors is-live=true ! "
+      YUY2 " ! vstreamsink name=sink device=%s", out_dev);
+  Producer *p = producer_start (desc), *mid;
+  GstBuffer *ref = reference_frame (YUY2);
+  GstCaps *caps = gst_caps_from_string (YUY2);
+  gchar *mid_desc, *src;
+  GstHarness *h;
+  GstBuffer *b;
+
+  if (!out1_dev || !cap1_dev)
+    return;
+  wait_streaming (p);
+  mid_desc = g_strdup_printf ("vstreamsrc device=%s io-mode=dmabuf ! "
+      "vstreamsink name=sink device=%s io-mode=dmabuf-import sync=false",
+      cap_dev, out1_dev);
+  mid = producer_start (mid_desc);
+  wait_streaming (mid);
+  src = g_strdup_printf ("vstreamsrc device=%s", cap1_dev);
+  h = consumer (src, YUY2);
+  b = gst_harness_pull (h);
+  fail_unless (b != NULL);
+  assert_same_picture (b, ref, caps);
+  gst_buffer_unref (b);
+  fail_unless_equals_uint64 (stat_of (mid->sink, "copies"), 0);
+  fail_unless (stat_of (mid->sink, "zero-copy") > 0);
+  gst_harness_teardown (h);
+  producer_stop (mid);
+  producer_stop (p);
+  gst_buffer_unref (ref);
+  gst_caps_unref (caps);
+  g_free (src);
+  g_free (mid_desc);
+  g_free (desc);
+}
+
+GST_END_TEST;
+
 static Suite *
 gst_pipe_suite (void)
 {
@@ -700,6 +743,8 @@ gst_pipe_suite (void)
   cap_dev = g_getenv ("VSTREAM_CAP");
   cap2_dev = g_getenv ("VSTREAM_CAP2");
   vivid_dev = g_getenv ("VSTREAM_VIVID");
+  out1_dev = g_getenv ("VSTREAM_OUT1");
+  cap1_dev = g_getenv ("VSTREAM_CAP1");
   tcase_set_timeout (tc, 120);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_mmap_zero_copy);
@@ -714,6 +759,7 @@ gst_pipe_suite (void)
   tcase_add_test (tc, test_errors);
   tcase_add_test (tc, test_sink_renegotiates);
   tcase_add_test (tc, test_reader_restart);
+  tcase_add_test (tc, test_dmabuf_chain);
   return s;
 }
 

@@ -112,6 +112,7 @@ VIVID=$(node vivid-000-vid-cap)
 # Build the plugin registry once: under emulation it takes a while.
 gst-inspect-1.0 vstreamsrc >/dev/null 2>&1
 export VSTREAM_OUT=$OUT0 VSTREAM_CAP=$CAP00 VSTREAM_CAP2=$CAP01 VSTREAM_VIVID=$VIVID
+export VSTREAM_OUT1=$OUT1 VSTREAM_CAP1=$CAP10
 run "gst-pipe (GstCheck element tests)" $B/tests/vm/gst-pipe
 sed -n 's/^\(.*:[0-9]*:[EPF]:.*\)$/# \1/p' $LOG/$n.log
 run "gst-device-monitor lists vstream nodes by name" sh -c \
