@@ -34,8 +34,10 @@ struct _GstVstreamDevice
 G_DEFINE_TYPE (GstVstreamDevice, gst_vstream_device, GST_TYPE_DEVICE);
 G_DEFINE_TYPE (GstVstreamDeviceProvider, gst_vstream_device_provider,
     GST_TYPE_DEVICE_PROVIDER);
+/* Marginal: device monitors skip providers of rank none. */
 GST_DEVICE_PROVIDER_REGISTER_DEFINE (vstreamdeviceprovider,
-    "vstreamdeviceprovider", GST_RANK_NONE, GST_TYPE_VSTREAM_DEVICE_PROVIDER);
+    "vstreamdeviceprovider", GST_RANK_MARGINAL,
+    GST_TYPE_VSTREAM_DEVICE_PROVIDER);
 
 static GstElement *
 gst_vstream_device_create_element (GstDevice * device, const gchar * name)

@@ -628,6 +628,7 @@ GST_START_TEST (test_sink_renegotiates)
       "framerate=60/1";
   GstHarness *h;
   GstBuffer *b;
+  GstPad *pad;
   guint64 before;
   gint i;
 
@@ -638,8 +639,23 @@ GST_START_TEST (test_sink_renegotiates)
   gst_buffer_unref (b);
   gst_harness_teardown (h);
 
-  before = stat_of (p->sink, "frames");
   g_atomic_pointer_set (&p->next_caps, gst_caps_from_string (b_str));
+  /* frames queued before the new caps still drain in the old format */
+  pad = gst_element_get_static_pad (p->sink, "sink");
+  for (i = 0; i < 600; i++) {
+    GstCaps *cur = gst_pad_get_current_caps (pad);
+    gboolean switched = cur && gst_structure_has_field_typed
+        (gst_caps_get_structure (cur, 0), "format", G_TYPE_STRING) &&
+        g_str_equal (gst_structure_get_string (gst_caps_get_structure (cur,
+                0), "format"), "NV12");
+
+    gst_clear_caps (&cur);
+    if (switched)
+      break;
+    g_usleep (100 * 1000);
+  }
+  gst_object_unref (pad);
+  before = stat_of (p->sink, "frames");
   for (i = 0; i < 600 && stat_of (p->sink, "frames") < before + 10; i++)
     g_usleep (100 * 1000);
   fail_unless (stat_of (p->sink, "frames") >= before + 10,

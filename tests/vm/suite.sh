@@ -119,6 +119,51 @@ run "gst-device-monitor lists vstream nodes by name" sh -c \
 	'gst-device-monitor-1.0 Video/Source Video/Sink | tee /dev/stderr |
 	 grep -q "vstream 0 (vstream-0-capture-0)"'
 
+# pipelines/: each recipe against the device, results checked.
+P=$S/pipelines
+OUTN=$(basename $OUT0)
+# waitfeed: until the producer started by pipeline_case has output frames
+cat >/tmp/waitfeed.sh <<EOT
+b=\$(cat /tmp/before)
+for i in \$(seq 1 90); do
+	n=\$(sed -n 's/^frames //p' /sys/class/video4linux/$OUTN/stats)
+	[ \$n -gt \$((b + 1)) ] && exit 0
+	sleep 1
+done
+echo "producer never fed the pipe"; exit 1
+EOT
+# pipeline_case NAME PRODUCER...: start the producer, run the check from stdin
+pipeline_case() {
+	name=$1
+	shift
+	sed -n 's/^frames //p' /sys/class/video4linux/$OUTN/stats >/tmp/before
+	"$@" &
+	prod=$!
+	run "pipeline: $name" sh -c "$(cat)"
+	kill $prod 2>/dev/null
+	wait $prod 2>/dev/null
+}
+WIDTH=640 HEIGHT=480 pipeline_case "virtual camera read by vstreamsrc" $P/virtual-camera.sh $OUT0 <<EOT
+sh /tmp/waitfeed.sh &&
+NUM=10 $P/read-camera.sh $CAP00 vstreamsrc
+EOT
+WIDTH=640 HEIGHT=480 pipeline_case "one producer, two readers (v4l2src and v4l2-ctl)" $P/virtual-camera.sh $OUT0 <<EOT
+sh /tmp/waitfeed.sh || exit 1
+NUM=10 $P/read-camera.sh $CAP00 v4l2src & a=\$!
+NUM=10 $P/read-camera.sh $CAP01 v4l2-ctl 2>&1 | tee /tmp/ctl.out
+wait \$a && grep -q '<' /tmp/ctl.out
+EOT
+WIDTH=640 HEIGHT=480 IO_MODE=userptr pipeline_case "userptr producer, recorded to MJPEG AVI" $P/virtual-camera.sh $OUT0 <<EOT
+sh /tmp/waitfeed.sh &&
+NUM=10 $P/record.sh $CAP00 /tmp/rec.avi && test \$(stat -c %s /tmp/rec.avi) -gt 10000
+EOT
+pipeline_case "interlaced SD keeps its field order" $P/interlaced-sd.sh $OUT0 <<EOT
+sh /tmp/waitfeed.sh &&
+v4l2-ctl -d $CAP00 --get-fmt-video | grep -q 'Interlaced Top-Bottom' &&
+gst-launch-1.0 -v vstreamsrc device=$CAP00 num-buffers=3 ! fakesink >/tmp/il.out &&
+grep -q 'interlace-mode=(string)interleaved' /tmp/il.out && grep -q 'field-order=(string)top-field-first' /tmp/il.out
+EOT
+
 if [ "$MODE" = full ]; then
 	rmmod vivid
 	run "rmmod vstream" rmmod vstream

@@ -1,0 +1,15 @@
+#!/bin/sh
+# Read a capture node three ways: vstreamsrc, stock v4l2src, v4l2-ctl.
+#   pipelines/read-camera.sh /dev/video1 [vstreamsrc|v4l2src|v4l2-ctl]
+CAP=${1:-/dev/video1}
+NUM=${NUM:-30}
+case ${2:-vstreamsrc} in
+vstreamsrc)
+	exec gst-launch-1.0 -q vstreamsrc device="$CAP" io-mode=${IO_MODE:-mmap} \
+		num-buffers=$NUM ! videoconvert ! fakesink ;;
+v4l2src)
+	exec gst-launch-1.0 -q v4l2src device="$CAP" num-buffers=$NUM ! \
+		videoconvert ! fakesink ;;
+v4l2-ctl)
+	exec v4l2-ctl -d "$CAP" --stream-mmap --stream-count=$NUM ;;
+esac

@@ -1,0 +1,14 @@
+#!/bin/sh
+# A test pattern (or a file) as a virtual camera: feeds a vstream output node.
+#   pipelines/virtual-camera.sh /dev/video0 [file]   (NUM=n stops after n frames)
+# Readers then open the capture node(s) like any webcam.
+OUT=${1:-/dev/video0}
+NUM=${NUM:--1}
+if [ -n "$2" ]; then
+	SRC="filesrc location=$2 ! decodebin ! videoconvert ! videoscale"
+else
+	SRC="videotestsrc is-live=true pattern=${PATTERN:-smpte} num-buffers=$NUM"
+fi
+exec gst-launch-1.0 -q $SRC ! \
+	video/x-raw,format=${FORMAT:-YUY2},width=${WIDTH:-1280},height=${HEIGHT:-720},framerate=30/1 ! \
+	vstreamsink device="$OUT" io-mode=${IO_MODE:-mmap}
