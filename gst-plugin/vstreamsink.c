@@ -226,25 +226,26 @@ gst_vstream_sink_stop (GstBaseSink * bsink)
   return TRUE;
 }
 
+/* unlock/unlock_stop: wake (or re-arm) a render waiting on the device */
+static void
+gst_vstream_sink_set_flushing (GstVstreamSink * sink, gboolean flushing)
+{
+  if (sink->pool)
+    gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL
+        (sink->pool), flushing);
+}
+
 static gboolean
 gst_vstream_sink_unlock (GstBaseSink * bsink)
 {
-  GstVstreamSink *sink = GST_VSTREAM_SINK (bsink);
-
-  if (sink->pool)
-    gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL
-        (sink->pool), TRUE);
+  gst_vstream_sink_set_flushing (GST_VSTREAM_SINK (bsink), TRUE);
   return TRUE;
 }
 
 static gboolean
 gst_vstream_sink_unlock_stop (GstBaseSink * bsink)
 {
-  GstVstreamSink *sink = GST_VSTREAM_SINK (bsink);
-
-  if (sink->pool)
-    gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL
-        (sink->pool), FALSE);
+  gst_vstream_sink_set_flushing (GST_VSTREAM_SINK (bsink), FALSE);
   return TRUE;
 }
 

@@ -198,27 +198,27 @@ gst_vstream_src_stop (GstBaseSrc * bsrc)
   return TRUE;
 }
 
+/* unlock/unlock_stop: wake (or re-arm) a create() waiting on the device */
+static void
+gst_vstream_src_set_flushing (GstVstreamSrc * src, gboolean flushing)
+{
+  if (src->pool)
+    gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL (src->pool),
+        flushing);
+  gst_poll_set_flushing (src->poll, flushing);
+}
+
 static gboolean
 gst_vstream_src_unlock (GstBaseSrc * bsrc)
 {
-  GstVstreamSrc *src = GST_VSTREAM_SRC (bsrc);
-
-  if (src->pool)
-    gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL (src->pool),
-        TRUE);
-  gst_poll_set_flushing (src->poll, TRUE);
+  gst_vstream_src_set_flushing (GST_VSTREAM_SRC (bsrc), TRUE);
   return TRUE;
 }
 
 static gboolean
 gst_vstream_src_unlock_stop (GstBaseSrc * bsrc)
 {
-  GstVstreamSrc *src = GST_VSTREAM_SRC (bsrc);
-
-  if (src->pool)
-    gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL (src->pool),
-        FALSE);
-  gst_poll_set_flushing (src->poll, FALSE);
+  gst_vstream_src_set_flushing (GST_VSTREAM_SRC (bsrc), FALSE);
   return TRUE;
 }
 
