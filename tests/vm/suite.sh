@@ -137,7 +137,7 @@ pipeline_case() {
 	name=$1
 	shift
 	sed -n 's/^frames //p' /sys/class/video4linux/$OUTN/stats >/tmp/before
-	"$@" &
+	"$@" >$LOG/producer.$n.log 2>&1 &
 	prod=$!
 	run "pipeline: $name" sh -c "$(cat)"
 	kill $prod 2>/dev/null
