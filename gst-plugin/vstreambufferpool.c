@@ -505,9 +505,9 @@ gst_vstream_buffer_pool_release_buffer (GstBufferPool * bpool,
       !GST_BUFFER_POOL_IS_FLUSHING (bpool) && buffer_index (buf) >= 0) {
     gst_buffer_resize (buf, 0, pool->obj->format.fmt.pix.sizeimage);
     GST_BUFFER_FLAGS (buf) = 0;
-    if (qbuf (pool, buf, buffer_index (buf)) == GST_FLOW_OK)
-      return;
-    return;                     /* qbuf dropped the ref; error posted */
+    /* on failure qbuf drops the buffer and posts the error */
+    qbuf (pool, buf, buffer_index (buf));
+    return;
   }
   gst_buffer_resize (buf, 0, pool->obj->format.fmt.pix.sizeimage);
   pclass->release_buffer (bpool, buf);
