@@ -419,19 +419,18 @@ gst_vstream_buffer_pool_flush_start (GstBufferPool * bpool)
   streamoff (pool);
 }
 
-static void
-gst_vstream_buffer_pool_flush_stop (GstBufferPool * bpool)
-{
-  GstVstreamBufferPool *pool = GST_VSTREAM_BUFFER_POOL (bpool);
-
-  gst_poll_set_flushing (pool->poll, FALSE);
-}
-
 void
 gst_vstream_buffer_pool_set_flushing (GstVstreamBufferPool * pool,
     gboolean flushing)
 {
   gst_poll_set_flushing (pool->poll, flushing);
+}
+
+static void
+gst_vstream_buffer_pool_flush_stop (GstBufferPool * bpool)
+{
+  gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL (bpool),
+      FALSE);
 }
 
 /* Capture: give the driver every buffer the pool has, then stream. */

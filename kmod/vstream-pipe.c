@@ -59,15 +59,31 @@ static struct vstream_buffer *vstream_peek(struct vstream_node *node, bool take)
 	return buf;
 }
 
+/* Frames of format @a can be copied as they are into buffers of format @b. */
+static bool vstream_same_layout(const struct v4l2_pix_format *a,
+				const struct v4l2_pix_format *b)
+{
+	return a->pixelformat == b->pixelformat && a->width == b->width &&
+	       a->height == b->height && a->bytesperline == b->bytesperline &&
+	       a->field == b->field;
+}
+
 /* A reader is fed by the producer when both stream the same format. */
 static bool vstream_fed(const struct vstream_node *cap)
 {
 	const struct vstream_node *out = &cap->pipe->out;
 
-	return out->streaming && cap->fmt.pixelformat == out->fmt.pixelformat &&
-	       cap->fmt.width == out->fmt.width && cap->fmt.height == out->fmt.height &&
-	       cap->fmt.bytesperline == out->fmt.bytesperline &&
-	       cap->fmt.field == out->fmt.field;
+	return out->streaming && vstream_same_layout(&out->fmt, &cap->fmt);
+}
+
+/* Stamp the node's next sequence number on @vb and count the frame. */
+static void vstream_count_frame(struct vstream_node *node, struct vb2_v4l2_buffer *vb)
+{
+	vb->sequence = node->seq;
+	if (node->fmt.field == V4L2_FIELD_ALTERNATE)
+		vb->sequence /= 2;	/* sequence counts frames, not fields */
+	node->seq++;
+	node->frames++;
 }
 
 static void vstream_finish(struct vstream_node *node, struct vstream_buffer *buf,
@@ -76,11 +92,7 @@ static void vstream_finish(struct vstream_node *node, struct vstream_buffer *buf
 	struct vb2_v4l2_buffer *vb = &buf->vb;
 
 	vb->field = field;
-	vb->sequence = node->seq;
-	if (node->fmt.field == V4L2_FIELD_ALTERNATE)
-		vb->sequence /= 2;	/* sequence counts frames, not fields */
-	node->seq++;
-	node->frames++;
+	vstream_count_frame(node, vb);
 	vb->vb2_buf.timestamp = ts;
 	vb2_buffer_done(&vb->vb2_buf, VB2_BUF_STATE_DONE);
 }
@@ -152,11 +164,8 @@ static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *ob
 	if (pipe->keep_last)
 		vstream_keep_last(pipe, src, len, field);
 
-	obuf->vb.sequence = out->seq;
-	if (out->fmt.field == V4L2_FIELD_ALTERNATE)
-		obuf->vb.sequence /= 2;
-	out->seq++;
-	out->frames++;
+	/* the producer's timestamp stays: the output queue copies it */
+	vstream_count_frame(out, &obuf->vb);
 	vb2_buffer_done(ovb, VB2_BUF_STATE_DONE);
 }
 
@@ -198,11 +207,7 @@ static void vstream_idle_frame(struct vstream_pipe *pipe, struct vstream_node *c
 	buf->vb.flags &= ~VSTREAM_COPY_FLAGS;
 	if (cap->idle_mode == VSTREAM_IDLE_LAST && pipe->last_used &&
 	    pipe->last_used <= size &&
-	    pipe->last_fmt.pixelformat == cap->fmt.pixelformat &&
-	    pipe->last_fmt.width == cap->fmt.width &&
-	    pipe->last_fmt.height == cap->fmt.height &&
-	    pipe->last_fmt.bytesperline == cap->fmt.bytesperline &&
-	    pipe->last_fmt.field == cap->fmt.field) {
+	    vstream_same_layout(&pipe->last_fmt, &cap->fmt)) {
 		memcpy(vbuf, pipe->last, pipe->last_used);
 		vb2_set_plane_payload(vb, 0, pipe->last_used);
 		if (cap->fmt.field == V4L2_FIELD_ALTERNATE)
