@@ -55,17 +55,10 @@ static int cap_queue_setup(struct vb2_queue *q, unsigned int *nbuffers,
 			   struct device *alloc_devs[])
 {
 	struct vstream_node *node = vb2_get_drv_priv(q);
-	unsigned int have = vstream_vb2_num_buffers(q);
 
-	if (!have && vstream_producer_locked(node->pipe))
+	if (!vstream_vb2_num_buffers(q) && vstream_producer_locked(node->pipe))
 		vstream_cap_follow_producer(node);
-	if (have + *nbuffers < vstream_min_buffers)
-		*nbuffers = vstream_min_buffers - have;
-	if (*nplanes)
-		return sizes[0] < node->fmt.sizeimage ? -EINVAL : 0;
-	*nplanes = 1;
-	sizes[0] = node->fmt.sizeimage;
-	return 0;
+	return vstream_queue_setup(node, nbuffers, nplanes, sizes);
 }
 
 static int cap_buf_prepare(struct vb2_buffer *vb)
@@ -83,6 +76,7 @@ static void cap_buf_queue(struct vb2_buffer *vb)
 	struct vstream_buffer *buf = to_vstream_buffer(vb);
 
 	list_add_tail(&buf->list, &node->active);
+	vstream_release_held(buf);
 	vstream_pipe_kick(node->pipe);
 }
 
@@ -95,8 +89,16 @@ static int cap_start_streaming(struct vb2_queue *q, unsigned int count)
 static void cap_stop_streaming(struct vb2_queue *q)
 {
 	struct vstream_node *node = vb2_get_drv_priv(q);
+	struct vstream_buffer *obuf, *tmp;
 
 	vstream_node_set_streaming(node, false);
+	/* frames this reader still had go back to the producer */
+	list_for_each_entry_safe(obuf, tmp, &node->pipe->out.held, list) {
+		struct vstream_buffer *cbuf = vstream_buf_partner(obuf);
+
+		if (cbuf && cbuf->vb.vb2_buf.vb2_queue == q)
+			vstream_release_held(cbuf);
+	}
 	vstream_return_buffers(node, VB2_BUF_STATE_ERROR);
 }
 

@@ -8,7 +8,6 @@
 #include <linux/videodev2.h>
 #include <media/v4l2-event.h>
 #include <media/v4l2-ioctl.h>
-#include <media/videobuf2-vmalloc.h>
 
 #include "vstream.h"
 #include "vstream-compat.h"
@@ -229,6 +228,31 @@ void vstream_return_buffers(struct vstream_node *node, enum vb2_buffer_state sta
 		list_del(&buf->list);
 		vb2_buffer_done(&buf->vb.vb2_buf, state);
 	}
+	list_for_each_entry_safe(buf, tmp, &node->held, list) {
+		buf->held = false;
+		list_del(&buf->list);
+		vb2_buffer_done(&buf->vb.vb2_buf, state);
+	}
+}
+
+/* The queue_setup both directions share. */
+int vstream_queue_setup(struct vstream_node *node, unsigned int *nbuffers,
+			unsigned int *nplanes, unsigned int sizes[])
+{
+	struct vb2_queue *q = &node->queue;
+	unsigned int have = vstream_vb2_num_buffers(q);
+	/* no format is bigger: CREATE_BUFS may not ask for more per buffer */
+	unsigned long max = (unsigned long)vstream_max_width * vstream_max_height * 4;
+
+	if (have + *nbuffers < vstream_min_buffers)
+		*nbuffers = vstream_min_buffers - have;
+	node->share = !have && q->memory == VB2_MEMORY_MMAP &&
+		      vstream_mem_can_share(node, *nbuffers);
+	if (*nplanes)
+		return sizes[0] < node->fmt.sizeimage || sizes[0] > max ? -EINVAL : 0;
+	*nplanes = 1;
+	sizes[0] = node->fmt.sizeimage;
+	return 0;
 }
 
 int vstream_queue_init(struct vstream_node *node)
@@ -241,7 +265,7 @@ int vstream_queue_init(struct vstream_node *node)
 	q->drv_priv = node;
 	q->buf_struct_size = sizeof(struct vstream_buffer);
 	q->ops = node->output ? &vstream_out_qops : &vstream_cap_qops;
-	q->mem_ops = &vb2_vmalloc_memops;
+	q->mem_ops = &vstream_mem_ops;
 	q->timestamp_flags = node->output ? V4L2_BUF_FLAG_TIMESTAMP_COPY :
 					    V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC;
 	q->lock = &node->pipe->lock;

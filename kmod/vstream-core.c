@@ -50,13 +50,16 @@ static struct vstream_pipe *vstream_pipes[VSTREAM_MAX_PIPES];
 static ssize_t stats_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
 	struct vstream_node *node = video_get_drvdata(to_video_device(dev));
-	u64 frames, drops;
+	u64 frames, drops, zerocopy, copies;
 
 	mutex_lock(&node->pipe->lock);
 	frames = node->frames;
 	drops = node->drops;
+	zerocopy = node->zerocopy;
+	copies = node->copies;
 	mutex_unlock(&node->pipe->lock);
-	return sysfs_emit(buf, "frames %llu\ndrops %llu\n", frames, drops);
+	return sysfs_emit(buf, "frames %llu\ndrops %llu\nzerocopy %llu\ncopies %llu\n",
+			  frames, drops, zerocopy, copies);
 }
 static DEVICE_ATTR_RO(stats);
 
@@ -70,6 +73,7 @@ static int vstream_node_init(struct vstream_pipe *pipe, struct vstream_node *nod
 	node->output = output;
 	node->reader = reader;
 	INIT_LIST_HEAD(&node->active);
+	INIT_LIST_HEAD(&node->held);
 
 	node->vfmt = vstream_format_by_index(0);
 	node->fmt.width = 640;

@@ -15,16 +15,7 @@ static int out_queue_setup(struct vb2_queue *q, unsigned int *nbuffers,
 			   unsigned int *nplanes, unsigned int sizes[],
 			   struct device *alloc_devs[])
 {
-	struct vstream_node *node = vb2_get_drv_priv(q);
-	unsigned int have = vstream_vb2_num_buffers(q);
-
-	if (have + *nbuffers < vstream_min_buffers)
-		*nbuffers = vstream_min_buffers - have;
-	if (*nplanes)
-		return sizes[0] < node->fmt.sizeimage ? -EINVAL : 0;
-	*nplanes = 1;
-	sizes[0] = node->fmt.sizeimage;
-	return 0;
+	return vstream_queue_setup(vb2_get_drv_priv(q), nbuffers, nplanes, sizes);
 }
 
 static int out_buf_out_validate(struct vb2_buffer *vb)

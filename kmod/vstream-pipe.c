@@ -8,6 +8,17 @@
  * Sequence numbers: a reader's counter advances for every frame the pipe
  * offers it, so a frame it had no buffer for leaves a gap (a drop).  Idle
  * frames are offered only when the reader has a buffer, so they never gap.
+ *
+ * Zero copy: when output buffer k and a reader's capture buffer k share a
+ * slot (vstream-mem.c), the memory is owned by exactly one party at a time:
+ *
+ *   producer  --QBUF out k-->  driver   (out k queued, cap k queued or not)
+ *   driver    --deliver----->  reader   (cap k done, out k held)
+ *   reader    --QBUF cap k-->  driver   (out k done: back to the producer)
+ *
+ * The kernel never writes a shared slot: copies and idle frames go only to
+ * a reader's buffers of its own memory, and a reader whose buffer k is not
+ * waiting in the driver when frame k comes gets a drop, never a torn frame.
  */
 
 #include <linux/freezer.h>
@@ -60,7 +71,7 @@ static struct vstream_buffer *vstream_peek(struct vstream_node *node, bool take)
 }
 
 /* Frames of format @a can be copied as they are into buffers of format @b. */
-static bool vstream_same_layout(const struct v4l2_pix_format *a,
+bool vstream_same_layout(const struct v4l2_pix_format *a,
 				const struct v4l2_pix_format *b)
 {
 	return a->pixelformat == b->pixelformat && a->width == b->width &&
@@ -84,6 +95,45 @@ static void vstream_count_frame(struct vstream_node *node, struct vb2_v4l2_buffe
 		vb->sequence /= 2;	/* sequence counts frames, not fields */
 	node->seq++;
 	node->frames++;
+}
+
+/* The first buffer of @cap the kernel may write: memory of its own. */
+static struct vstream_buffer *vstream_take_writable(struct vstream_node *cap)
+{
+	struct vstream_buffer *buf;
+
+	list_for_each_entry(buf, &cap->active, list) {
+		if (!vstream_buf_shared(buf)) {
+			list_del(&buf->list);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* @cap's buffer on @obuf's memory, if it waits in the driver for it. */
+static struct vstream_buffer *vstream_take_partner(struct vstream_node *cap,
+						   struct vstream_buffer *obuf)
+{
+	struct vstream_buffer *buf = vstream_buf_partner(obuf);
+
+	if (!buf || buf->vb.vb2_buf.vb2_queue != &cap->queue ||
+	    buf->vb.vb2_buf.state != VB2_BUF_STATE_ACTIVE)
+		return NULL;
+	list_del(&buf->list);
+	return buf;
+}
+
+/* The reader gave @cbuf back: the producer may have its memory again. */
+void vstream_release_held(struct vstream_buffer *cbuf)
+{
+	struct vstream_buffer *obuf = vstream_buf_partner(cbuf);
+
+	if (!obuf || !obuf->held)
+		return;
+	obuf->held = false;
+	list_del(&obuf->list);
+	vb2_buffer_done(&obuf->vb.vb2_buf, VB2_BUF_STATE_DONE);
 }
 
 static void vstream_finish(struct vstream_node *node, struct vstream_buffer *buf,
@@ -124,6 +174,7 @@ static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *ob
 	size_t len = vb2_get_plane_payload(ovb, 0);
 	u32 field = obuf->vb.field;
 	u64 ts = ktime_get_ns();
+	bool held = false;
 	unsigned int i;
 
 	if (!src) {
@@ -137,24 +188,36 @@ static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *ob
 	for (i = 0; i < pipe->readers; i++) {
 		struct vstream_node *cap = &pipe->cap[i];
 		struct vstream_buffer *buf;
-		void *dst;
 		size_t n;
 
 		if (!cap->streaming || !vstream_fed(cap))
 			continue;
-		buf = vstream_peek(cap, true);
-		if (!buf) {
-			cap->seq++;
-			cap->drops++;
-			continue;
+		buf = held ? NULL : vstream_take_partner(cap, obuf);
+		if (buf) {
+			held = true;
+			cap->zerocopy++;
+			out->zerocopy++;
+		} else {
+			buf = vstream_take_writable(cap);
+			if (!buf) {
+				cap->seq++;
+				cap->drops++;
+				out->drops++;
+				continue;
+			}
 		}
-		dst = vb2_plane_vaddr(&buf->vb.vb2_buf, 0);
 		n = min_t(size_t, len, vb2_plane_size(&buf->vb.vb2_buf, 0));
-		if (!dst) {
-			vb2_buffer_done(&buf->vb.vb2_buf, VB2_BUF_STATE_ERROR);
-			continue;
+		if (!vstream_buf_shared(buf)) {
+			void *dst = vb2_plane_vaddr(&buf->vb.vb2_buf, 0);
+
+			if (!dst) {
+				vb2_buffer_done(&buf->vb.vb2_buf, VB2_BUF_STATE_ERROR);
+				continue;
+			}
+			memcpy(dst, src, n);
+			cap->copies++;
+			out->copies++;
 		}
-		memcpy(dst, src, n);
 		vb2_set_plane_payload(&buf->vb.vb2_buf, 0, n);
 		buf->vb.flags &= ~VSTREAM_COPY_FLAGS;
 		buf->vb.flags |= obuf->vb.flags & VSTREAM_COPY_FLAGS;
@@ -166,6 +229,12 @@ static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *ob
 
 	/* the producer's timestamp stays: the output queue copies it */
 	vstream_count_frame(out, &obuf->vb);
+	if (held) {
+		/* a reader has this memory now; see vstream_release_held() */
+		obuf->held = true;
+		list_add_tail(&obuf->list, &out->held);
+		return;
+	}
 	vb2_buffer_done(ovb, VB2_BUF_STATE_DONE);
 }
 
@@ -186,7 +255,7 @@ static void vstream_fill_pattern(struct vstream_node *cap, u8 *vbuf, u32 field)
 /* A frame for a reader that no producer feeds. */
 static void vstream_idle_frame(struct vstream_pipe *pipe, struct vstream_node *cap)
 {
-	struct vstream_buffer *buf = vstream_peek(cap, true);
+	struct vstream_buffer *buf = vstream_take_writable(cap);
 	struct vb2_buffer *vb;
 	size_t size;
 	u32 field = cap->fmt.field;
@@ -280,7 +349,7 @@ static int vstream_pipe_thread(void *data)
 			/* An ioctl is running; it is short unless it blocks, and
 			 * a blocking DQBUF drops the lock while it waits.
 			 */
-			usleep_range(100, 200);
+			usleep_range(20, 50);
 			continue;
 		}
 		WRITE_ONCE(pipe->kick, false);

@@ -3,9 +3,11 @@
  * vstream - virtual V4L2 streaming pipes.
  *
  * A pipe is one output node (the producer writes frames) and one or more
- * capture nodes (readers).  Each frame queued on the output node is copied
- * into one buffer of every streaming capture node.  With no producer, the
- * capture nodes generate a test pattern on their own clock.
+ * capture nodes (readers).  Each frame queued on the output node reaches
+ * every streaming capture node: without a copy when the reader's buffer
+ * shares the producer buffer's memory (vstream-mem.c), else by one copy.
+ * With no producer, the capture nodes generate a test pattern on their own
+ * clock.
  */
 #ifndef _VSTREAM_H_
 #define _VSTREAM_H_
@@ -55,9 +57,19 @@ struct vstream_format {
 	bool compressed;
 };
 
+struct vstream_slot;
+
+/* What vb2 holds as a plane's memory: vb2-vmalloc's, and for MMAP its slot. */
+struct vstream_mem {
+	void *vm;			/* vb2-vmalloc's private data */
+	struct vstream_slot *slot;	/* MMAP only, see vstream-mem.c */
+};
+
 struct vstream_buffer {
 	struct vb2_v4l2_buffer vb;	/* must be first */
-	struct list_head list;
+	struct list_head list;		/* on node->active, or out.held if @held */
+	struct vstream_mem mem;		/* MMAP buffers: their memory */
+	bool held;			/* output buffer a reader is looking at */
 };
 
 static inline struct vstream_buffer *to_vstream_buffer(struct vb2_buffer *vb)
@@ -81,9 +93,12 @@ struct vstream_node {
 	const struct vstream_format *vfmt;
 	struct v4l2_pix_format fmt;
 	struct v4l2_fract tpf;		/* time per frame */
+	bool share;			/* MMAP buffers join the pipe's slots */
 
 	/* Buffers owned by the driver (queued, not yet done). */
 	struct list_head active;
+	/* Output node: delivered without a copy, back when the reader's is. */
+	struct list_head held;
 	bool streaming;
 
 	u32 seq;			/* next sequence number (fields for ALTERNATE) */
@@ -91,9 +106,14 @@ struct vstream_node {
 	struct tpg_data tpg;
 	int idle_mode;			/* enum vstream_idle_mode */
 
-	/* Counters for sysfs. */
+	/*
+	 * Counters for sysfs; the output node's are the pipe's totals:
+	 * deliveries over all readers, with or without a copy, and drops.
+	 */
 	u64 frames;
 	u64 drops;
+	u64 zerocopy;
+	u64 copies;
 };
 
 /*
@@ -114,6 +134,9 @@ struct vstream_pipe {
 	struct vstream_node out;
 	struct vstream_node cap[VSTREAM_MAX_READERS];
 	unsigned int readers;
+
+	/* MMAP frame memory by buffer index, see vstream-mem.c */
+	struct vstream_slot *slots[VSTREAM_MAX_BUFFERS];
 
 	struct task_struct *thread;
 	wait_queue_head_t wait;
@@ -151,6 +174,8 @@ int vstream_try_fmt(struct file *file, void *priv, struct v4l2_format *f);
 int vstream_s_fmt(struct file *file, void *priv, struct v4l2_format *f);
 int vstream_g_parm(struct file *file, void *priv, struct v4l2_streamparm *parm);
 int vstream_s_parm(struct file *file, void *priv, struct v4l2_streamparm *parm);
+int vstream_queue_setup(struct vstream_node *node, unsigned int *nbuffers,
+			unsigned int *nplanes, unsigned int sizes[]);
 int vstream_queue_init(struct vstream_node *node);
 void vstream_return_buffers(struct vstream_node *node, enum vb2_buffer_state state);
 bool vstream_producer_locked(struct vstream_pipe *pipe);
@@ -166,7 +191,15 @@ void vstream_cap_follow_producer(struct vstream_node *cap);
 /* vstream-ctrls.c */
 int vstream_ctrls_init(struct vstream_node *node);
 
+/* vstream-mem.c */
+extern const struct vb2_mem_ops vstream_mem_ops;
+bool vstream_mem_can_share(struct vstream_node *node, unsigned int count);
+bool vstream_buf_shared(const struct vstream_buffer *buf);
+struct vstream_buffer *vstream_buf_partner(const struct vstream_buffer *buf);
+
 /* vstream-pipe.c */
+bool vstream_same_layout(const struct v4l2_pix_format *a, const struct v4l2_pix_format *b);
+void vstream_release_held(struct vstream_buffer *cbuf);
 int vstream_pipe_start_thread(struct vstream_pipe *pipe);
 void vstream_pipe_stop_thread(struct vstream_pipe *pipe);
 void vstream_pipe_kick(struct vstream_pipe *pipe);
