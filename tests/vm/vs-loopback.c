@@ -6,7 +6,10 @@
  * buffers exported by a third node).
  *
  *   vs-loopback -o /dev/video0 -c /dev/video1 -f YUYV -s 320x240 -F alternate
- *               -O mmap -C dmabuf -x /dev/video3 -n 30
+ *               -O mmap -C dmabuf -x /dev/video3 -n 30 [-Z zero|one]
+ *
+ * -Z checks the capture node's sysfs counters: every frame delivered
+ * without a copy (zero) or with exactly one (one).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,43 +24,7 @@
 #include <unistd.h>
 #include <linux/videodev2.h>
 
-#define NBUF 4
-
-struct side {
-	const char *path;
-	int fd;
-	int type;
-	int memory;
-	unsigned int count;
-	void *ptr[NBUF];
-	size_t len[NBUF];
-	int dmafd[NBUF];
-};
-
-static int xioctl(int fd, unsigned long req, void *arg)
-{
-	int r;
-
-	do
-		r = ioctl(fd, req, arg);
-	while (r < 0 && errno == EINTR);
-	return r;
-}
-
-#define CHECK(cond, ...) do { if (!(cond)) { fprintf(stderr, "FAIL: " __VA_ARGS__); \
-	fprintf(stderr, " (%s)\n", strerror(errno)); exit(1); } } while (0)
-
-static int parse_mem(const char *s)
-{
-	if (!strcmp(s, "mmap"))
-		return V4L2_MEMORY_MMAP;
-	if (!strcmp(s, "userptr"))
-		return V4L2_MEMORY_USERPTR;
-	if (!strcmp(s, "dmabuf"))
-		return V4L2_MEMORY_DMABUF;
-	fprintf(stderr, "unknown memory %s\n", s);
-	exit(2);
-}
+#include "vs-util.h"
 
 static const struct { const char *name; unsigned int field; } fields[] = {
 	{ "none", V4L2_FIELD_NONE }, { "top", V4L2_FIELD_TOP },
@@ -104,81 +71,6 @@ static long verify(const uint8_t *p, size_t n)
 	return frame;
 }
 
-/* Export @count buffers of @size from node @path (its own MMAP queue). */
-static void export_from(const char *path, struct side *s, struct v4l2_format *fmt)
-{
-	int fd = open(path, O_RDWR);
-	int type = s->type;
-	struct v4l2_format f = *fmt;
-	struct v4l2_requestbuffers req = { .count = s->count, .type = type,
-					   .memory = V4L2_MEMORY_MMAP };
-
-	CHECK(fd >= 0, "open exporter %s", path);
-	f.type = type;
-	CHECK(xioctl(fd, VIDIOC_S_FMT, &f) == 0, "exporter S_FMT");
-	CHECK(xioctl(fd, VIDIOC_REQBUFS, &req) == 0 && req.count >= s->count,
-	      "exporter REQBUFS");
-	for (unsigned int i = 0; i < s->count; i++) {
-		struct v4l2_exportbuffer e = { .type = type, .index = i, .flags = O_RDWR };
-		struct v4l2_buffer b = { .type = type, .index = i,
-					 .memory = V4L2_MEMORY_MMAP };
-
-		CHECK(xioctl(fd, VIDIOC_EXPBUF, &e) == 0, "EXPBUF");
-		CHECK(xioctl(fd, VIDIOC_QUERYBUF, &b) == 0, "exporter QUERYBUF");
-		s->dmafd[i] = e.fd;
-		s->len[i] = b.length;
-		s->ptr[i] = mmap(NULL, b.length, PROT_READ | PROT_WRITE, MAP_SHARED,
-				 e.fd, 0);
-		CHECK(s->ptr[i] != MAP_FAILED, "mmap dmabuf");
-	}
-	/* the exporter fd may close: the dma-bufs keep the memory alive */
-	close(fd);
-}
-
-static void setup(struct side *s, struct v4l2_format *fmt, const char *exporter)
-{
-	struct v4l2_requestbuffers req = { .count = NBUF, .type = s->type,
-					   .memory = s->memory };
-
-	CHECK(xioctl(s->fd, VIDIOC_REQBUFS, &req) == 0, "REQBUFS %s", s->path);
-	s->count = req.count < NBUF ? req.count : NBUF;
-	if (s->memory == V4L2_MEMORY_DMABUF) {
-		CHECK(exporter, "DMABUF needs -x exporter");
-		export_from(exporter, s, fmt);
-	}
-	for (unsigned int i = 0; i < s->count; i++) {
-		struct v4l2_buffer b = { .type = s->type, .index = i,
-					 .memory = s->memory };
-
-		CHECK(xioctl(s->fd, VIDIOC_QUERYBUF, &b) == 0, "QUERYBUF");
-		if (s->memory == V4L2_MEMORY_MMAP) {
-			s->len[i] = b.length;
-			s->ptr[i] = mmap(NULL, b.length, PROT_READ | PROT_WRITE,
-					 MAP_SHARED, s->fd, b.m.offset);
-			CHECK(s->ptr[i] != MAP_FAILED, "mmap");
-		} else if (s->memory == V4L2_MEMORY_USERPTR) {
-			s->len[i] = fmt->fmt.pix.sizeimage;
-			CHECK(posix_memalign(&s->ptr[i], 4096, s->len[i]) == 0, "alloc");
-		}
-	}
-}
-
-static void qbuf(struct side *s, unsigned int i, unsigned int bytesused,
-		 unsigned int field)
-{
-	struct v4l2_buffer b = { .type = s->type, .index = i, .memory = s->memory,
-				 .bytesused = bytesused, .field = field };
-
-	if (s->memory == V4L2_MEMORY_USERPTR) {
-		b.m.userptr = (unsigned long)s->ptr[i];
-		b.length = s->len[i];
-	} else if (s->memory == V4L2_MEMORY_DMABUF) {
-		b.m.fd = s->dmafd[i];
-		b.length = s->len[i];
-	}
-	CHECK(xioctl(s->fd, VIDIOC_QBUF, &b) == 0, "QBUF %s index %u", s->path, i);
-}
-
 int main(int argc, char **argv)
 {
 	struct side out = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT, .memory = V4L2_MEMORY_MMAP };
@@ -190,9 +82,11 @@ int main(int argc, char **argv)
 	uint32_t next_frame = 0, got = 0, last_seq = 0;
 	uint64_t last_ts = 0;
 	long expect = -1;
+	long long zc0 = 0, cp0 = 0;
+	const char *copies = NULL;
 	int opt, type;
 
-	while ((opt = getopt(argc, argv, "o:c:f:s:F:O:C:x:y:n:")) != -1) {
+	while ((opt = getopt(argc, argv, "o:c:f:s:F:O:C:x:y:n:Z:")) != -1) {
 		switch (opt) {
 		case 'o': out.path = optarg; break;
 		case 'c': cap.path = optarg; break;
@@ -204,6 +98,7 @@ int main(int argc, char **argv)
 		case 'x': xcap = optarg; break;
 		case 'y': xout = optarg; break;
 		case 'n': frames = atoi(optarg); break;
+		case 'Z': copies = optarg; break;
 		default: return 2;
 		}
 	}
@@ -247,6 +142,8 @@ int main(int argc, char **argv)
 	for (unsigned int i = 0; i < cap.count; i++)
 		qbuf(&cap, i, 0, 0);
 	type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+	zc0 = vs_stat(cap.path, "zerocopy");
+	cp0 = vs_stat(cap.path, "copies");
 	CHECK(xioctl(cap.fd, VIDIOC_STREAMON, &type) == 0, "STREAMON capture");
 
 	while (got < frames) {
@@ -292,6 +189,17 @@ int main(int argc, char **argv)
 			got++;
 			qbuf(&cap, b.index, 0, 0);
 		}
+	}
+	if (copies) {
+		long long zc = vs_stat(cap.path, "zerocopy") - zc0;
+		long long cp = vs_stat(cap.path, "copies") - cp0;
+
+		printf("vs-loopback: %lld frames without a copy, %lld copied\n", zc, cp);
+		CHECK(zc0 >= 0 && cp0 >= 0, "no stats for %s", cap.path);
+		if (!strcmp(copies, "zero"))
+			CHECK(cp == 0 && zc >= got, "expected every frame without a copy");
+		else
+			CHECK(zc == 0 && cp >= got, "expected exactly one copy per frame");
 	}
 	printf("vs-loopback: %u frames %s %ux%u field %u out %d cap %d verified\n",
 	       got, fourcc, w, h, field, out.memory, cap.memory);
