@@ -1,0 +1,133 @@
+#!/bin/sh
+# The benchmark inside the guest (started by tests/bench/run):
+#   guest.sh BUILDDIR SRCDIR V4L2LOOPBACK_DIR SECONDS
+# Every case runs in this one guest so the ratios compare like with like;
+# under emulation only the ratios mean something.
+B=$1
+S=$2
+LB=$3
+SECS=$4
+K=$VSTREAM_KROOT
+export GST_PLUGIN_PATH=$B/gst-plugin GST_REGISTRY=/tmp/gst-registry.bin TMPDIR=/tmp
+
+node() {
+	for f in /sys/class/video4linux/video*/name; do
+		[ "$(cat $f)" = "$1" ] && echo /dev/$(basename $(dirname $f)) && return 0
+	done
+	return 1
+}
+kv() {	# kv KEY LINE: the value of KEY=... in LINE
+	echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+best() {	# best CMD...: the run with the higher fps of two
+	r1=$("$@" 2>&1)
+	r2=$("$@" 2>&1)
+	if awk -v a="$(kv fps "$r1")" -v b="$(kv fps "$r2")" 'BEGIN { exit !(a + 0 >= b + 0) }'; then
+		echo "$r1"
+	else
+		echo "$r2"
+	fi
+}
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a != "") printf "%.2f", a / b; else print "-" }'
+}
+
+for m in videodev videobuf2-common videobuf2-v4l2 videobuf2-vmalloc v4l2-tpg; do
+	modprobe -d "$K" $m || exit 1
+done
+insmod $B/kmod/vstream.ko pipes=2 readers=1 max_width=3840 max_height=2160 pace_output=0 || exit 1
+insmod $LB/v4l2loopback.ko devices=1 max_buffers=4 card_label=loopback || exit 1
+sleep 1
+OUT0=$(node vstream-0-output); CAP0=$(node vstream-0-capture)
+OUT1=$(node vstream-1-output); CAP1=$(node vstream-1-capture)
+LBN=$(node loopback)
+VB=$B/tests/bench/vs-bench
+GB=$B/tests/bench/gst-bench
+
+echo "# vstream benchmark, $(uname -r), $(nproc) vCPUs (TCG), ${SECS}s per case"
+echo "# peer: $(cat $LB/VERSION 2>/dev/null || echo v4l2loopback)"
+echo "# fps: frames the reader got per second (the producer's own when alone)"
+echo "# x alone: fps / the producer alone on the same driver; cpu: us per frame"
+echo "# (process + the pipe's kernel thread); copies: per frame, from sysfs;"
+echo "# torn: share of received frames overwritten while the reader had them"
+echo "# (repeated frames are not counted in fps)"
+printf '%-10s %-5s %-24s %9s %8s %8s %7s %6s\n' size format case fps "x alone" cpu copies torn
+summary=""
+for size in 640x480 1920x1080 3840x2160; do
+	for fmt in YUYV NV12; do
+		row() {	# row CASE LINE [BASE_FPS]
+			f=$(kv fps "$2")
+			if [ -z "$f" ]; then
+				case "$2" in
+				*"REQBUFS"*"Invalid argument"*) why="not supported (REQBUFS: EINVAL)" ;;
+				*) why="failed: $(echo "$2" | tail -n1)" ;;
+				esac
+				printf '%-10s %-5s %-24s %s\n' $size $fmt "$1" "$why"
+				return
+			fi
+			c=$(kv copies "$2")
+			[ "$c" = "-1" ] && c="?"
+			t=$(kv torn "$2")
+			printf '%-10s %-5s %-24s %9s %8s %8s %7s %6s\n' $size $fmt "$1" "$f" \
+				"$(ratio "$f" "${3:-}")" "$(kv cpu_us "$2")" "$c" "${t:--}"
+		}
+		a="-f $fmt -s $size -t $SECS"
+		r=$($VB -M $a 2>&1); row "memcpy of one frame" "$r"
+		# best of two for the pair the target compares, against noise
+		r=$(best $VB -o $OUT0 -k vstream-0 $a); alone=$(kv fps "$r")
+		row "vstream producer alone" "$r" "$alone"
+		r=$(best $VB -o $OUT0 -c $CAP0 -m mmap -k vstream-0 $a); mm=$(kv fps "$r")
+		row "vstream mmap" "$r" "$alone"
+		r=$($VB -o $OUT0 -c $CAP0 -m userptr -k vstream-0 $a 2>&1)
+		row "vstream userptr" "$r" "$alone"
+		r=$($VB -o $OUT0 -c $CAP0 -m dmabuf -y $OUT1 -x $CAP1 -k vstream-0 $a 2>&1)
+		row "vstream dmabuf" "$r" "$alone"
+		r=$($VB -o $LBN $a 2>&1); lalone=$(kv fps "$r")
+		row "v4l2loopback alone" "$r" "$lalone"
+		r=$($VB -o $LBN -c $LBN -m mmap $a 2>&1); lm=$(kv fps "$r")
+		row "v4l2loopback mmap" "$r" "$lalone"
+		for m in userptr dmabuf; do
+			r=$($VB -o $LBN -c $LBN -m $m -y $OUT1 -x $CAP1 $a 2>&1)
+			row "v4l2loopback $m" "$r" "$lalone"
+		done
+		summary="$summary$(printf '%-10s %-5s vstream mmap / v4l2loopback mmap = %s' \
+			$size $fmt "$(ratio "$mm" "$lm")")
+"
+	done
+done
+echo
+echo "# against the peer"
+printf '%s' "$summary"
+
+echo
+echo "# GStreamer, 1920x1080 YUY2, unsynced; x base: fps / videotestsrc ! fakesink"
+CAPS="video/x-raw,format=YUY2,width=1920,height=1080,framerate=30/1"
+printf '%-48s %9s %8s\n' pipeline fps "x base"
+gcase() {	# gcase NAME PRODUCER CONSUMER
+	if [ -n "$2" ]; then
+		r=$(timeout 150 $GB -t $SECS -p "$2" -c "$3" 2>&1)
+	else
+		r=$(timeout 150 $GB -t $SECS -c "$3" 2>&1)
+	fi
+	f=$(kv fps "$r")
+	if [ -z "$f" ]; then
+		why=$(echo "$r" | grep -m1 error= | cut -c7-100)
+		printf '%-48s %s\n' "$1" "failed: ${why:-hung (killed after 150 s)}"
+	else
+		printf '%-48s %9s %8s\n' "$1" "$f" "$(ratio "$f" "$base")"
+	fi
+	[ -z "$base" ] && base=$f
+}
+base=""
+gcase "videotestsrc ! fakesink" "" "videotestsrc ! $CAPS ! fakesink name=sink sync=false"
+gcase "vstreamsink -> vstream -> vstreamsrc" \
+	"videotestsrc ! $CAPS ! vstreamsink device=$OUT0 sync=false" \
+	"vstreamsrc device=$CAP0 ! fakesink name=sink sync=false"
+gcase "v4l2sink -> vstream -> v4l2src (stock)" \
+	"videotestsrc ! $CAPS ! v4l2sink device=$OUT0 sync=false" \
+	"v4l2src device=$CAP0 ! fakesink name=sink sync=false"
+gcase "v4l2sink -> v4l2loopback -> v4l2src (stock)" \
+	"videotestsrc ! $CAPS ! v4l2sink device=$LBN sync=false" \
+	"v4l2src device=$LBN ! fakesink name=sink sync=false"
+echo
+echo "# vstream pipe 0 after the run: $(tr '\n' ' ' </sys/class/video4linux/${OUT0#/dev/}/stats)"
