@@ -98,6 +98,31 @@ gst_vstream_src_get_caps (GstBaseSrc * bsrc, GstCaps * filter)
 
 /* Prefer what the device is set to now: for a vstream capture node that
  * is the producer's format. */
+/* Name the device when downstream takes none of its formats: the base
+ * class would only say "not-negotiated". */
+static gboolean
+gst_vstream_src_negotiate (GstBaseSrc * bsrc)
+{
+  GstVstreamSrc *src = GST_VSTREAM_SRC (bsrc);
+  GstCaps *mine = gst_pad_query_caps (GST_BASE_SRC_PAD (bsrc), NULL);
+  GstCaps *peer = gst_pad_peer_query_caps (GST_BASE_SRC_PAD (bsrc), mine);
+  gboolean none = gst_caps_is_empty (peer);
+
+  if (none) {
+    gchar *offer = gst_caps_to_string (mine);
+
+    GST_ELEMENT_ERROR (src, CORE, NEGOTIATION,
+        ("Downstream accepts none of the formats device '%s' offers.",
+            src->obj->device), ("device offers %s", offer));
+    g_free (offer);
+  }
+  gst_caps_unref (peer);
+  gst_caps_unref (mine);
+  if (none)
+    return FALSE;
+  return GST_BASE_SRC_CLASS (parent_class)->negotiate (bsrc);
+}
+
 static GstCaps *
 gst_vstream_src_fixate (GstBaseSrc * bsrc, GstCaps * caps)
 {
@@ -393,6 +418,7 @@ gst_vstream_src_class_init (GstVstreamSrcClass * klass)
 
   element_class->change_state = gst_vstream_src_change_state;
   basesrc_class->get_caps = gst_vstream_src_get_caps;
+  basesrc_class->negotiate = gst_vstream_src_negotiate;
   basesrc_class->fixate = gst_vstream_src_fixate;
   basesrc_class->set_caps = gst_vstream_src_set_caps;
   basesrc_class->decide_allocation = gst_vstream_src_decide_allocation;

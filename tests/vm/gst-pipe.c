@@ -5,7 +5,11 @@
  * Environment: VSTREAM_OUT (a vstream output node), VSTREAM_CAP and
  * VSTREAM_CAP2 (its capture nodes), VSTREAM_VIVID (a vivid capture node).
  */
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <linux/videodev2.h>
 #include <gst/gst.h>
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
@@ -613,6 +617,31 @@ GST_START_TEST (test_errors)
   d = g_strdup_printf ("videotestsrc ! vstreamsink device=%s", cap_dev);
   assert_error_names (d, cap_dev);
   g_free (d);
+  /* caps the device lacks (it stops at 1920x1088) */
+  d = g_strdup_printf ("vstreamsrc device=%s ! video/x-raw,width=4000,"
+      "height=3000 ! fakesink", cap_dev);
+  assert_error_names (d, cap_dev);
+  g_free (d);
+  /* busy: another program owns the node's buffers with another format */
+  {
+    struct v4l2_format f = {.type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+    struct v4l2_requestbuffers r = {.count = 2,
+      .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = V4L2_MEMORY_MMAP
+    };
+    int fd = open (cap_dev, O_RDWR);
+
+    fail_unless (fd >= 0);
+    f.fmt.pix.width = 176;
+    f.fmt.pix.height = 144;
+    f.fmt.pix.pixelformat = V4L2_PIX_FMT_YUYV;
+    fail_unless (ioctl (fd, VIDIOC_S_FMT, &f) == 0);
+    fail_unless (ioctl (fd, VIDIOC_REQBUFS, &r) == 0);
+    d = g_strdup_printf ("vstreamsrc device=%s ! video/x-raw,width=320,"
+        "height=240 ! fakesink", cap_dev);
+    assert_error_names (d, cap_dev);
+    g_free (d);
+    close (fd);
+  }
 }
 
 GST_END_TEST;
@@ -749,6 +778,52 @@ GST_START_TEST (test_dmabuf_chain)
 
 GST_END_TEST;
 
+/* The device goes away while playing (vivid unbound from its driver): an
+ * error naming it within a second, and the pipeline still reaches NULL. */
+GST_START_TEST (test_device_vanishes)
+{
+  GstElement *pipe;
+  GstBus *bus;
+  GstMessage *msg;
+  GError *err = NULL;
+  gchar *desc, *dbg = NULL;
+  gint64 t0;
+  int fd;
+
+  if (!vivid_dev || !*vivid_dev)
+    return;
+  desc = g_strdup_printf ("vstreamsrc device=%s ! fakesink", vivid_dev);
+  pipe = gst_parse_launch (desc, NULL);
+  bus = gst_element_get_bus (pipe);
+  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  fail_unless (gst_element_get_state (pipe, NULL, NULL, 20 * GST_SECOND) ==
+      GST_STATE_CHANGE_SUCCESS);
+  fd = open ("/sys/bus/platform/drivers/vivid/unbind", O_WRONLY);
+  fail_unless (fd >= 0);
+  t0 = g_get_monotonic_time ();
+  fail_unless (write (fd, "vivid.0", 7) == 7);
+  close (fd);
+  msg = gst_bus_timed_pop_filtered (bus, 2 * GST_SECOND, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no error after the device went away");
+  fail_unless (g_get_monotonic_time () - t0 < G_USEC_PER_SEC,
+      "the error took %" G_GINT64_FORMAT " us",
+      g_get_monotonic_time () - t0);
+  gst_message_parse_error (msg, &err, &dbg);
+  fail_unless (strstr (err->message, vivid_dev) != NULL, "'%s' does not name %s",
+      err->message, vivid_dev);
+  g_error_free (err);
+  g_free (dbg);
+  gst_message_unref (msg);
+  fail_unless (gst_element_set_state (pipe, GST_STATE_NULL) ==
+      GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
+  g_free (desc);
+}
+
+GST_END_TEST;
+
 static Suite *
 gst_pipe_suite (void)
 {
@@ -776,6 +851,7 @@ gst_pipe_suite (void)
   tcase_add_test (tc, test_sink_renegotiates);
   tcase_add_test (tc, test_reader_restart);
   tcase_add_test (tc, test_dmabuf_chain);
+  tcase_add_test (tc, test_device_vanishes);     /* last: vivid is gone */
   return s;
 }
 
