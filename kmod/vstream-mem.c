@@ -177,31 +177,26 @@ static void vstream_mem_put(void *priv)
 }
 
 /* USERPTR and DMABUF: vb2-vmalloc's memory in a wrapper of our own. */
-static void *vstream_mem_wrap(void *vm)
+static void *vstream_mem_wrap(void *vm, void (*release)(void *vm))
 {
 	struct vstream_mem *mem;
 
 	if (IS_ERR_OR_NULL(vm))
 		return vm;
 	mem = kzalloc(sizeof(*mem), GFP_KERNEL);
-	if (mem) {
-		mem->vm = vm;
-		return mem;
+	if (!mem) {
+		release(vm);
+		return ERR_PTR(-ENOMEM);
 	}
-	return NULL;
+	mem->vm = vm;
+	return mem;
 }
 
 static void *vstream_mem_get_userptr(struct vb2_buffer *vb, struct device *dev,
 				     unsigned long vaddr, unsigned long size)
 {
-	void *vm = vb2_vmalloc_memops.get_userptr(vb, dev, vaddr, size);
-	void *mem = vstream_mem_wrap(vm);
-
-	if (!IS_ERR_OR_NULL(vm) && !mem) {
-		vb2_vmalloc_memops.put_userptr(vm);
-		return ERR_PTR(-ENOMEM);
-	}
-	return mem;
+	return vstream_mem_wrap(vb2_vmalloc_memops.get_userptr(vb, dev, vaddr, size),
+				vb2_vmalloc_memops.put_userptr);
 }
 
 static void vstream_mem_put_userptr(void *priv)
@@ -215,14 +210,8 @@ static void vstream_mem_put_userptr(void *priv)
 static void *vstream_mem_attach_dmabuf(struct vb2_buffer *vb, struct device *dev,
 				       struct dma_buf *dbuf, unsigned long size)
 {
-	void *vm = vb2_vmalloc_memops.attach_dmabuf(vb, dev, dbuf, size);
-	void *mem = vstream_mem_wrap(vm);
-
-	if (!IS_ERR_OR_NULL(vm) && !mem) {
-		vb2_vmalloc_memops.detach_dmabuf(vm);
-		return ERR_PTR(-ENOMEM);
-	}
-	return mem;
+	return vstream_mem_wrap(vb2_vmalloc_memops.attach_dmabuf(vb, dev, dbuf, size),
+				vb2_vmalloc_memops.detach_dmabuf);
 }
 
 static void vstream_mem_detach_dmabuf(void *priv)
