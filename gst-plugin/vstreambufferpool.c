@@ -44,6 +44,7 @@ struct _GstVstreamBufferPool
   guint count;
   guint next_index;
   gboolean output;
+  gsize frame_size;             /* sizeimage when made: the device's may move on */
 
   GMutex lock;                  /* queued[], mapped[], n_queued, streaming */
   GstBuffer *queued[VIDEO_MAX_FRAME];
@@ -163,14 +164,14 @@ gst_vstream_buffer_pool_alloc_buffer (GstBufferPool * bpool,
 
     gst_allocation_params_init (&p);
     p.align = sysconf (_SC_PAGESIZE) - 1;
-    mem = gst_allocator_alloc (NULL, obj->format.fmt.pix.sizeimage, &p);
+    mem = gst_allocator_alloc (NULL, pool->frame_size, &p);
   }
   if (!mem)
     return GST_FLOW_ERROR;
   pool->next_index++;
   buf = gst_buffer_new ();
   gst_buffer_append_memory (buf, mem);
-  gst_buffer_set_size (buf, obj->format.fmt.pix.sizeimage);
+  gst_buffer_set_size (buf, pool->frame_size);
   if (GST_VIDEO_INFO_FORMAT (info) != GST_VIDEO_FORMAT_ENCODED)
     gst_buffer_add_video_meta_full (buf, GST_VIDEO_FRAME_FLAG_NONE,
         GST_VIDEO_INFO_FORMAT (info), GST_VIDEO_INFO_WIDTH (info),
@@ -502,13 +503,13 @@ gst_vstream_buffer_pool_release_buffer (GstBufferPool * bpool,
    * driver while streaming. */
   if (!pool->output && pool->streaming &&
       !GST_BUFFER_POOL_IS_FLUSHING (bpool) && buffer_index (buf) >= 0) {
-    gst_buffer_resize (buf, 0, pool->obj->format.fmt.pix.sizeimage);
+    gst_buffer_resize (buf, 0, pool->frame_size);
     GST_BUFFER_FLAGS (buf) = 0;
     /* on failure qbuf drops the buffer and posts the error */
     qbuf (pool, buf, buffer_index (buf));
     return;
   }
-  gst_buffer_resize (buf, 0, pool->obj->format.fmt.pix.sizeimage);
+  gst_buffer_resize (buf, 0, pool->frame_size);
   pclass->release_buffer (bpool, buf);
 }
 
@@ -734,6 +735,7 @@ gst_vstream_buffer_pool_new (GstVstreamObject * obj, GstCaps * caps)
   pool->obj = obj;
   pool->output = obj->type == V4L2_BUF_TYPE_VIDEO_OUTPUT;
   pool->caps = gst_caps_ref (caps);
+  pool->frame_size = obj->format.fmt.pix.sizeimage;
   pool->count = gst_vstream_object_buffer_count (obj);
   pool->vallocator = gst_vstream_allocator_new (obj);
   pool->dmabuf = gst_dmabuf_allocator_new ();

@@ -222,6 +222,13 @@ gst_vstream_object_open (GstVstreamObject * obj)
   g_free (obj->device_name);
   obj->device_name = g_strndup ((const gchar *) obj->vcap.card,
       sizeof (obj->vcap.card));
+  if (!is_output (obj)) {
+    /* a producer that changes format tells its readers so */
+    struct v4l2_event_subscription sub = {.type = V4L2_EVENT_SOURCE_CHANGE };
+
+    obj->watch_source =
+        gst_vstream_object_ioctl (obj, VIDIOC_SUBSCRIBE_EVENT, &sub) == 0;
+  }
   GST_INFO_OBJECT (obj->element, "opened %s (%s), caps 0x%08x", obj->device,
       obj->device_name, caps);
   return TRUE;
@@ -231,12 +238,45 @@ fail:
   return FALSE;
 }
 
+/* Free the driver's buffers while buffers of an old pool may still be
+ * out downstream (a sink keeps its last one): vb2 keeps their memory
+ * while we have it mapped, and the old allocator, a generation behind,
+ * only unmaps when they come back. */
+void
+gst_vstream_object_free_buffers (GstVstreamObject * obj)
+{
+  struct v4l2_requestbuffers req = {.count = 0,.type = obj->type,
+    .memory = V4L2_MEMORY_MMAP
+  };
+
+  if (gst_vstream_object_ioctl (obj, VIDIOC_REQBUFS, &req) < 0)
+    GST_WARNING_OBJECT (obj->element, "REQBUFS(0) on %s: %s", obj->device,
+        g_strerror (errno));
+  obj->generation++;
+}
+
+/* Did the device say its source changed format since the last call? */
+gboolean
+gst_vstream_object_source_changed (GstVstreamObject * obj)
+{
+  struct v4l2_event ev;
+  gboolean changed = FALSE;
+
+  if (!obj->watch_source)
+    return FALSE;
+  memset (&ev, 0, sizeof (ev));
+  while (gst_vstream_object_ioctl (obj, VIDIOC_DQEVENT, &ev) == 0)
+    changed |= ev.type == V4L2_EVENT_SOURCE_CHANGE;
+  return changed;
+}
+
 void
 gst_vstream_object_close (GstVstreamObject * obj)
 {
   if (obj->fd >= 0)
     close (obj->fd);
   obj->fd = -1;
+  obj->watch_source = FALSE;
   gst_caps_replace (&obj->probed_caps, NULL);
   gst_caps_replace (&obj->caps, NULL);
   g_clear_pointer (&obj->device_name, g_free);

@@ -50,6 +50,7 @@ struct _GstVstreamObject
   GstVideoInfo info;
   struct v4l2_fract tpf;
   guint generation;             /* bumped by every REQBUFS that allocates */
+  gboolean watch_source;        /* subscribed to V4L2_EVENT_SOURCE_CHANGE */
 
   /* Counters for the "stats" property, under stats_lock */
   GMutex stats_lock;
@@ -100,6 +101,8 @@ guint gst_vstream_object_buffer_count (GstVstreamObject * obj);
 
 GstStructure *gst_vstream_object_stats (GstVstreamObject * obj);
 void gst_vstream_object_reset_stats (GstVstreamObject * obj);
+gboolean gst_vstream_object_source_changed (GstVstreamObject * obj);
+void gst_vstream_object_free_buffers (GstVstreamObject * obj);
 void gst_vstream_object_count (GstVstreamObject * obj, guint frames,
     guint drops, guint copies, guint zero_copy);
 

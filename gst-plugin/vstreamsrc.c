@@ -364,6 +364,18 @@ gst_vstream_src_create (GstPushSrc * psrc, GstBuffer ** out)
 
   if (!src->obj->caps)
     return GST_FLOW_NOT_NEGOTIATED;
+  if (src->pool && gst_vstream_object_source_changed (src->obj)) {
+    /* The producer changed format: give the buffers back so the node
+     * follows it, then take what it offers now. */
+    GST_INFO_OBJECT (src, "source change on %s: renegotiating",
+        src->obj->device);
+    gst_vstream_src_release_pool (src);
+    gst_vstream_object_free_buffers (src->obj);
+    gst_caps_replace (&src->obj->probed_caps, NULL);
+    gst_caps_replace (&src->obj->caps, NULL);
+    if (!gst_base_src_negotiate (GST_BASE_SRC (src)))
+      return GST_FLOW_NOT_NEGOTIATED;
+  }
   if (!src->pool)
     ret = read_frame (src, &buf);
   else {

@@ -736,6 +736,64 @@ GST_START_TEST (test_reader_restart)
 
 GST_END_TEST;
 
+/* The producer comes back with another format while vstreamsrc plays: the
+ * source hears SOURCE_CHANGE, renegotiates and carries the new pictures. */
+GST_START_TEST (test_source_change)
+{
+  const gchar *big = "video/x-raw,format=YUY2,width=640,height=480,"
+      "framerate=30/1";
+  gchar *d1 = g_strdup_printf ("videotestsrc pattern=colors is-live=true ! "
+      YUY2 " ! vstreamsink name=sink device=%s", out_dev);
+  gchar *d2 = g_strdup_printf ("videotestsrc pattern=colors is-live=true ! "
+      "%s ! vstreamsink name=sink device=%s", big, out_dev);
+  gchar *src = g_strdup_printf ("vstreamsrc device=%s", cap_dev);
+  GstBuffer *ref = reference_frame (big);
+  GstCaps *bigcaps = gst_caps_from_string (big);
+  Producer *p = producer_start (d1);
+  GstHarness *h;
+  GstBuffer *b;
+  GstCaps *c;
+  gint i, width = 0;
+
+  wait_streaming (p);
+  h = gst_harness_new_parse (src);
+  gst_harness_play (h);
+  gst_buffer_unref (gst_harness_pull (h));
+  c = gst_pad_get_current_caps (h->sinkpad);
+  gst_structure_get_int (gst_caps_get_structure (c, 0), "width", &width);
+  fail_unless_equals_int (width, 320);
+  gst_caps_unref (c);
+
+  producer_stop (p);
+  p = producer_start (d2);
+  wait_streaming (p);
+  for (i = 0; i < 300 && width != 640; i++) {
+    b = gst_harness_pull (h);
+    fail_unless (b != NULL);
+    gst_buffer_unref (b);
+    c = gst_pad_get_current_caps (h->sinkpad);
+    gst_structure_get_int (gst_caps_get_structure (c, 0), "width", &width);
+    gst_caps_unref (c);
+  }
+  fail_unless_equals_int (width, 640);
+  /* a few frames on, the pictures are the new producer's */
+  for (i = 0; i < 3; i++)
+    gst_buffer_unref (gst_harness_pull (h));
+  b = gst_harness_pull (h);
+  assert_same_picture (b, ref, bigcaps);
+  gst_buffer_unref (b);
+
+  gst_harness_teardown (h);
+  producer_stop (p);
+  gst_buffer_unref (ref);
+  gst_caps_unref (bigcaps);
+  g_free (src);
+  g_free (d1);
+  g_free (d2);
+}
+
+GST_END_TEST;
+
 /* Pipe 0's capture buffers, exported as dma-buf, feed pipe 1's output
  * node without a copy (vstreamsrc io-mode=dmabuf ! vstreamsink
  * io-mode=dmabuf-import). */
@@ -850,6 +908,7 @@ gst_pipe_suite (void)
   tcase_add_test (tc, test_errors);
   tcase_add_test (tc, test_sink_renegotiates);
   tcase_add_test (tc, test_reader_restart);
+  tcase_add_test (tc, test_source_change);
   tcase_add_test (tc, test_dmabuf_chain);
   tcase_add_test (tc, test_device_vanishes);     /* last: vivid is gone */
   return s;
