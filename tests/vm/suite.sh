@@ -189,6 +189,16 @@ WIDTH=640 HEIGHT=480 IO_MODE=userptr pipeline_case "userptr producer, recorded t
 sh /tmp/waitfeed.sh &&
 NUM=10 $P/record.sh $CAP00 /tmp/rec.avi && test \$(stat -c %s /tmp/rec.avi) -gt 10000
 EOT
+WIDTH=640 HEIGHT=480 pipeline_case "the recorded file as the camera" $P/virtual-camera.sh $OUT0 /tmp/rec.avi <<EOT
+sh /tmp/waitfeed.sh &&
+NUM=3 $P/read-camera.sh $CAP00 vstreamsrc
+EOT
+pipeline_case "format change: a playing vstreamsrc renegotiates" $P/format-change.sh $OUT0 <<EOT
+sh /tmp/waitfeed.sh &&
+timeout 120 gst-launch-1.0 -v vstreamsrc device=$CAP00 num-buffers=240 ! fakesink >/tmp/fc.out 2>&1
+grep 'GstVstreamSrc.*src: caps' /tmp/fc.out | cut -c1-160
+grep -q 'src: caps = .*width=(int)320' /tmp/fc.out && grep -q 'src: caps = .*width=(int)640' /tmp/fc.out
+EOT
 pipeline_case "interlaced SD keeps its field order" $P/interlaced-sd.sh $OUT0 <<EOT
 sh /tmp/waitfeed.sh &&
 v4l2-ctl -d $CAP00 --get-fmt-video | grep -q 'Interlaced Top-Bottom' &&
