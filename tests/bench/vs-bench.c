@@ -7,14 +7,16 @@
  *   vs-bench -o OUT -c CAP -f YUYV -s 1920x1080 -m mmap [-t SECS]
  *   vs-bench -o OUT ...            the producer alone (nobody reads)
  *   vs-bench -M -f NV12 -s WxH     one memcpy of a frame, the one-copy cost
+ *   -r FPS                         pace the producer like a camera
  *
  * The producer writes every byte of each frame (as a real one would) and
  * stamps its number at the start and the end; the consumer reads both
  * stamps and counts a frame whose two differ (or that is not the
  * producer's) as torn.  Prints one line of key=value: fps (intact frames
  * the consumer received per second; the producer's own with no consumer),
- * torn (share of received frames that were torn), repeats (frames
- * delivered again), cpu_us (process plus the
+ * all_fps (every frame handed over, torn and repeated ones too), torn
+ * (share of received frames that were torn), repeats (frames delivered
+ * again), cpu_us (process plus the
  * pipe's kernel thread, -k, per frame) and copies per received frame from
  * vstream's sysfs counters of the capture node (-1 where there are none).
  */
@@ -40,6 +42,7 @@ struct bench {
 	struct v4l2_format fmt;
 	const char *xout, *xcap;
 	double secs;
+	double rate;			/* producer frames per second, 0: flat out */
 	uint32_t produced;
 	uint32_t received, gaps, torn, repeats;
 	double t_first, t_last, t_end;
@@ -135,6 +138,13 @@ static void *producer(void *arg)
 		struct pollfd p = { .fd = s->fd, .events = POLLOUT };
 		struct v4l2_buffer b;
 
+		if (bn->rate > 0) {
+			double due = bn->t_first + (bn->produced - s->count) / bn->rate;
+
+			if (due > now())
+				usleep((due - now()) * 1e6);
+		}
+
 		CHECK(poll(&p, 1, 5000) > 0, "producer stalled after %u frames", bn->produced);
 		dq(s, &b);
 		stamp(s->ptr[b.index], size, bn->produced++);
@@ -181,6 +191,7 @@ static void *consumer(void *arg)
 		data = s->ptr[b.index];
 		memcpy(hdr, data, sizeof(hdr));
 		memcpy(&tail, data + size - sizeof(tail), sizeof(tail));
+		bn->t_last = now();
 		if (hdr[0] != MAGIC || hdr[1] != tail) {
 			bn->torn++;	/* overwritten while we read, or not ours */
 		} else if (bn->received && hdr[1] < expect) {
@@ -190,7 +201,6 @@ static void *consumer(void *arg)
 				bn->gaps += hdr[1] - expect;
 			expect = hdr[1] + 1;
 			bn->received++;
-			bn->t_last = now();
 		}
 		qbuf(s, b.index, 0, 0);
 	}
@@ -243,7 +253,7 @@ int main(int argc, char **argv)
 	pthread_t pt, ct;
 	uint32_t frames;
 
-	while ((opt = getopt(argc, argv, "o:c:f:s:m:x:y:t:k:M")) != -1) {
+	while ((opt = getopt(argc, argv, "o:c:f:s:m:x:y:t:k:r:M")) != -1) {
 		switch (opt) {
 		case 'o': bn.out.path = optarg; break;
 		case 'c': bn.cap.path = optarg; break;
@@ -254,6 +264,7 @@ int main(int argc, char **argv)
 		case 'y': bn.xout = optarg; break;
 		case 't': bn.secs = atof(optarg); break;
 		case 'k': kthread = optarg; break;
+		case 'r': bn.rate = atof(optarg); break;
 		case 'M': do_memcpy = 1; break;
 		default: return 2;
 		}
@@ -325,8 +336,10 @@ int main(int argc, char **argv)
 	} else {
 		printf("copies=-1 ");
 	}
-	printf("fps=%.1f cpu_us=%.0f torn=%.2f frames=%u produced=%u gaps=%u repeats=%u\n",
-	       frames / t, cpu * 1e6 / frames,
+	printf("fps=%.1f all_fps=%.1f cpu_us=%.0f torn=%.2f frames=%u produced=%u gaps=%u "
+	       "repeats=%u\n", frames / t,
+	       (bn.cap.path ? bn.received + bn.torn + bn.repeats : frames) / t,
+	       cpu * 1e6 / frames,
 	       bn.received + bn.torn ? (double)bn.torn / (bn.received + bn.torn) : 0,
 	       frames, bn.produced, bn.gaps, bn.repeats);
 	return 0;
