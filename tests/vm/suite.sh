@@ -179,6 +179,10 @@ WIDTH=640 HEIGHT=480 pipeline_case "virtual camera read by vstreamsrc" $P/virtua
 sh /tmp/waitfeed.sh &&
 NUM=10 $P/read-camera.sh $CAP00 vstreamsrc
 EOT
+WIDTH=640 HEIGHT=480 IO_MODE=dmabuf pipeline_case "dma-buf producer, read as dma-buf" $P/virtual-camera.sh $OUT0 <<EOT
+sh /tmp/waitfeed.sh &&
+NUM=10 IO_MODE=dmabuf $P/read-camera.sh $CAP00 vstreamsrc
+EOT
 WIDTH=640 HEIGHT=480 pipeline_case "one producer, two readers (v4l2src and v4l2-ctl)" $P/virtual-camera.sh $OUT0 <<EOT
 sh /tmp/waitfeed.sh || exit 1
 NUM=10 $P/read-camera.sh $CAP00 v4l2src & a=\$!
