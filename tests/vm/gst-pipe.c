@@ -215,6 +215,21 @@ assert_same_picture (GstBuffer * got, GstBuffer * want, GstCaps * caps)
   gst_video_frame_unmap (&b);
 }
 
+/* Pull @n frames from @h: each must be there and be @want's picture. */
+static void
+pull_same_pictures (GstHarness * h, gint n, GstBuffer * want, GstCaps * caps)
+{
+  gint i;
+
+  for (i = 0; i < n; i++) {
+    GstBuffer *b = gst_harness_pull (h);
+
+    fail_unless (b != NULL, "frame %d did not come", i);
+    assert_same_picture (b, want, caps);
+    gst_buffer_unref (b);
+  }
+}
+
 /* A frame from push_frames(): carries its number, the rest follows. */
 static void
 assert_pattern (GstBuffer * got, gsize size)
@@ -360,14 +375,10 @@ GST_START_TEST (test_formats)
   GstCaps *c = gst_caps_from_string (caps);
   gchar *src = g_strdup_printf ("vstreamsrc device=%s", cap_dev);
   GstHarness *h;
-  GstBuffer *b;
 
   wait_streaming (p);
   h = consumer (src, caps);
-  b = gst_harness_pull (h);
-  fail_unless (b != NULL);
-  assert_same_picture (b, ref, c);
-  gst_buffer_unref (b);
+  pull_same_pictures (h, 1, ref, c);
   fail_unless_equals_uint64 (stat_of (p->sink, "copies"), 0);
   gst_harness_teardown (h);
   producer_stop (p);
@@ -454,17 +465,10 @@ GST_START_TEST (test_stock_v4l2src)
   GstCaps *caps = gst_caps_from_string (YUY2);
   gchar *src = g_strdup_printf ("v4l2src device=%s", cap2_dev);
   GstHarness *h;
-  gint i;
 
   wait_streaming (p);
   h = consumer (src, YUY2);
-  for (i = 0; i < 3; i++) {
-    GstBuffer *b = gst_harness_pull (h);
-
-    fail_unless (b != NULL);
-    assert_same_picture (b, ref, caps);
-    gst_buffer_unref (b);
-  }
+  pull_same_pictures (h, 3, ref, caps);
   gst_harness_teardown (h);
   producer_stop (p);
   gst_buffer_unref (ref);
@@ -486,7 +490,6 @@ GST_START_TEST (test_stock_v4l2sink)
   GstCaps *caps = gst_caps_from_string (YUY2);
   gchar *src = g_strdup_printf ("vstreamsrc device=%s", cap_dev);
   GstHarness *h;
-  GstBuffer *b;
   gint i;
 
   fail_unless (pipe != NULL);
@@ -511,10 +514,7 @@ GST_START_TEST (test_stock_v4l2sink)
   }
   g_usleep (500 * 1000);
   h = consumer (src, YUY2);
-  b = gst_harness_pull (h);
-  fail_unless (b != NULL);
-  assert_same_picture (b, ref, caps);
-  gst_buffer_unref (b);
+  pull_same_pictures (h, 1, ref, caps);
   gst_harness_teardown (h);
   gst_element_set_state (pipe, GST_STATE_NULL);
   gst_object_unref (pipe);
@@ -582,24 +582,34 @@ GST_START_TEST (test_held_buffers)
 
 GST_END_TEST;
 
+/* The next error on @bus comes within @timeout and names @what. */
 static void
-assert_error_names (const gchar * desc, const gchar * what)
+assert_bus_error_names (GstBus * bus, GstClockTime timeout, const gchar * what,
+    const gchar * context)
 {
+  GstMessage *msg = gst_bus_timed_pop_filtered (bus, timeout,
+      GST_MESSAGE_ERROR);
   GError *err = NULL;
-  GstElement *pipe = gst_parse_launch (desc, &err);
-  GstBus *bus = gst_element_get_bus (pipe);
-  GstMessage *msg;
   gchar *dbg = NULL;
 
-  gst_element_set_state (pipe, GST_STATE_PLAYING);
-  msg = gst_bus_timed_pop_filtered (bus, GST_SECOND, GST_MESSAGE_ERROR);
-  fail_unless (msg != NULL, "no error within a second for %s", desc);
+  fail_unless (msg != NULL, "no error within %" GST_TIME_FORMAT " for %s",
+      GST_TIME_ARGS (timeout), context);
   gst_message_parse_error (msg, &err, &dbg);
   fail_unless (strstr (err->message, what) != NULL, "'%s' does not name %s",
       err->message, what);
   g_error_free (err);
   g_free (dbg);
   gst_message_unref (msg);
+}
+
+static void
+assert_error_names (const gchar * desc, const gchar * what)
+{
+  GstElement *pipe = gst_parse_launch (desc, NULL);
+  GstBus *bus = gst_element_get_bus (pipe);
+
+  gst_element_set_state (pipe, GST_STATE_PLAYING);
+  assert_bus_error_names (bus, GST_SECOND, what, desc);
   gst_element_set_state (pipe, GST_STATE_NULL);
   gst_object_unref (bus);
   gst_object_unref (pipe);
@@ -712,19 +722,14 @@ GST_START_TEST (test_reader_restart)
   GstBuffer *ref = reference_frame (YUY2);
   GstCaps *caps = gst_caps_from_string (YUY2);
   gchar *src = g_strdup_printf ("vstreamsrc device=%s", cap_dev);
-  gint round, i;
+  gint round;
 
   wait_streaming (p);
   for (round = 0; round < 3; round++) {
     GstHarness *h = consumer (src, YUY2);
 
-    for (i = 0; i < 3; i++) {
-      GstBuffer *b = gst_harness_pull (h);
-
-      fail_unless (b != NULL, "round %d", round);
-      assert_same_picture (b, ref, caps);
-      gst_buffer_unref (b);
-    }
+    GST_INFO ("round %d", round);
+    pull_same_pictures (h, 3, ref, caps);
     gst_harness_teardown (h);
   }
   producer_stop (p);
@@ -806,7 +811,6 @@ GST_START_TEST (test_dmabuf_chain)
   GstCaps *caps = gst_caps_from_string (YUY2);
   gchar *mid_desc, *src;
   GstHarness *h;
-  GstBuffer *b;
 
   if (!out1_dev || !cap1_dev)
     return;
@@ -818,10 +822,7 @@ GST_START_TEST (test_dmabuf_chain)
   wait_streaming (mid);
   src = g_strdup_printf ("vstreamsrc device=%s", cap1_dev);
   h = consumer (src, YUY2);
-  b = gst_harness_pull (h);
-  fail_unless (b != NULL);
-  assert_same_picture (b, ref, caps);
-  gst_buffer_unref (b);
+  pull_same_pictures (h, 1, ref, caps);
   fail_unless_equals_uint64 (stat_of (mid->sink, "copies"), 0);
   fail_unless (stat_of (mid->sink, "zero-copy") > 0);
   gst_harness_teardown (h);
@@ -842,9 +843,7 @@ GST_START_TEST (test_device_vanishes)
 {
   GstElement *pipe;
   GstBus *bus;
-  GstMessage *msg;
-  GError *err = NULL;
-  gchar *desc, *dbg = NULL;
+  gchar *desc;
   gint64 t0;
   int fd;
 
@@ -862,17 +861,11 @@ GST_START_TEST (test_device_vanishes)
   t0 = g_get_monotonic_time ();
   fail_unless (write (fd, "vivid.0", 7) == 7);
   close (fd);
-  msg = gst_bus_timed_pop_filtered (bus, 2 * GST_SECOND, GST_MESSAGE_ERROR);
-  fail_unless (msg != NULL, "no error after the device went away");
+  assert_bus_error_names (bus, GST_SECOND, vivid_dev,
+      "the device going away");
   fail_unless (g_get_monotonic_time () - t0 < G_USEC_PER_SEC,
       "the error took %" G_GINT64_FORMAT " us",
       g_get_monotonic_time () - t0);
-  gst_message_parse_error (msg, &err, &dbg);
-  fail_unless (strstr (err->message, vivid_dev) != NULL, "'%s' does not name %s",
-      err->message, vivid_dev);
-  g_error_free (err);
-  g_free (dbg);
-  gst_message_unref (msg);
   fail_unless (gst_element_set_state (pipe, GST_STATE_NULL) ==
       GST_STATE_CHANGE_SUCCESS);
   gst_object_unref (bus);

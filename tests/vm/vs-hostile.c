@@ -359,42 +359,6 @@ static void formats(void)
 	end();
 }
 
-/* A child that streams @path (output: frames; capture: reads) until killed. */
-static pid_t streamer(const char *path, int output, int close_early)
-{
-	pid_t pid = fork();
-
-	CHECK(pid >= 0, "fork");
-	if (pid)
-		return pid;
-	{
-		int t = output ? V4L2_BUF_TYPE_VIDEO_OUTPUT : V4L2_BUF_TYPE_VIDEO_CAPTURE;
-		int fd = open_node(path, O_RDWR);
-		unsigned int n, i;
-
-		small_format(fd, t);
-		CHECK(reqbufs(fd, t, V4L2_MEMORY_MMAP, 4, &n) == 0, "child REQBUFS");
-		for (i = 0; i < n; i++) {
-			struct v4l2_buffer b = { .type = t, .memory = V4L2_MEMORY_MMAP, .index = i };
-
-			CHECK(xioctl(fd, VIDIOC_QUERYBUF, &b) == 0, "child QUERYBUF");
-			CHECK(mmap(NULL, b.length, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-				   b.m.offset) != MAP_FAILED, "child mmap");
-			CHECK(qbuf_raw(fd, t, V4L2_MEMORY_MMAP, i, 0, output ? 320 * 240 * 2 : 0) == 0,
-			      "child QBUF");
-		}
-		CHECK(xioctl(fd, VIDIOC_STREAMON, &t) == 0, "child STREAMON");
-		if (close_early)
-			_exit(0);	/* buffers in flight, no STREAMOFF, no munmap */
-		for (;;) {
-			int k = dq_wait(fd, t, V4L2_MEMORY_MMAP, 1000);
-
-			if (k >= 0)
-				qbuf_raw(fd, t, V4L2_MEMORY_MMAP, k, 0, output ? 320 * 240 * 2 : 0);
-		}
-	}
-}
-
 /* Frames @fd (streaming, type @t) moves in @ms, requeueing each. */
 static int frames_in(int fd, int t, int ms)
 {
@@ -449,6 +413,23 @@ static void unstream(struct streamed *s)
 	for (unsigned int i = 0; i < s->n; i++)
 		munmap(s->ptr[i], s->len);
 	close(s->fd);
+}
+
+/* A child that streams @path (output: frames; capture: reads) until killed. */
+static pid_t streamer(const char *path, int output, int close_early)
+{
+	int t = output ? V4L2_BUF_TYPE_VIDEO_OUTPUT : V4L2_BUF_TYPE_VIDEO_CAPTURE;
+	struct streamed s;
+	pid_t pid = fork();
+
+	CHECK(pid >= 0, "fork");
+	if (pid)
+		return pid;
+	stream_here(&s, path, t);
+	if (close_early)
+		_exit(0);	/* buffers in flight, no STREAMOFF, no munmap */
+	for (;;)
+		frames_in(s.fd, t, 1000);
 }
 
 static void lifecycle(void)
