@@ -34,11 +34,6 @@ struct vstream_slot {
 	struct vstream_buffer *cap;	/* the capture buffer on this memory */
 };
 
-static struct vstream_node *vstream_buf_node(struct vstream_buffer *buf)
-{
-	return vb2_get_drv_priv(buf->vb.vb2_buf.vb2_queue);
-}
-
 bool vstream_buf_shared(const struct vstream_buffer *buf)
 {
 	return buf->mem.slot && buf->mem.slot->out && buf->mem.slot->cap;
@@ -66,6 +61,7 @@ bool vstream_mem_can_share(struct vstream_node *node, unsigned int count)
 {
 	struct vstream_pipe *pipe = node->pipe;
 	struct vb2_queue *owner = NULL;
+	struct vstream_node *onode;
 	unsigned int k, n = count;
 
 	if (node->output) {
@@ -90,16 +86,16 @@ bool vstream_mem_can_share(struct vstream_node *node, unsigned int count)
 		if (owner && other->vb.vb2_buf.vb2_queue != owner)
 			return false;
 		owner = other->vb.vb2_buf.vb2_queue;
-		if (!node->output)
-			continue;
-		if (!vstream_same_layout(&node->fmt, &vstream_buf_node(other)->fmt))
-			return false;
 		state = other->vb.vb2_buf.state;
-		if (vb2_is_streaming(owner) && state != VB2_BUF_STATE_QUEUED &&
-		    state != VB2_BUF_STATE_ACTIVE)
+		if (node->output && vb2_is_streaming(owner) &&
+		    state != VB2_BUF_STATE_QUEUED && state != VB2_BUF_STATE_ACTIVE)
 			return false;
 	}
-	return true;
+	if (!node->output)
+		return true;
+	/* a producer rejoins a reader only in the reader's own layout */
+	onode = owner ? vb2_get_drv_priv(owner) : NULL;
+	return onode && vstream_same_layout(&node->fmt, &onode->fmt);
 }
 
 static struct vstream_slot *vstream_slot_new(struct vstream_pipe *pipe, struct vb2_buffer *vb,
