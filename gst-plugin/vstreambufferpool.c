@@ -11,6 +11,12 @@
  * buffer re-queued at once, so a downstream that holds buffers never
  * starves the device.
  *
+ * Capture in userptr mode borrows: each time a buffer goes to the driver
+ * it takes a free buffer of the downstream pool (the "lender", see
+ * gst_vstream_buffer_pool_set_lender()) and queues that memory, so the
+ * frame is pushed in downstream's own buffer.  Borrowing never waits: with
+ * no free buffer the driver fills the pool buffer's own memory instead.
+ *
  * Output: upstream renders into acquired buffers (offered through
  * propose_allocation); render() queues them without a copy.  Foreign
  * buffers are imported (userptr, dmabuf-import) when their layout matches
@@ -46,7 +52,9 @@ struct _GstVstreamBufferPool
   gboolean output;
   gsize frame_size;             /* sizeimage when made: the device's may move on */
 
-  GMutex lock;                  /* queued[], mapped[], n_queued, streaming */
+  GMutex lock;                  /* queued[], mapped[], n_queued, streaming,
+                                 * lender */
+  GstBufferPool *lender;
   GstBuffer *queued[VIDEO_MAX_FRAME];
   GstMapInfo map[VIDEO_MAX_FRAME];
   gboolean mapped[VIDEO_MAX_FRAME];
@@ -61,6 +69,7 @@ G_DEFINE_TYPE (GstVstreamBufferPool, gst_vstream_buffer_pool,
     GST_TYPE_BUFFER_POOL);
 
 static GQuark index_quark;
+static GQuark loan_quark;       /* a pool buffer's borrowed downstream one */
 
 static gint
 buffer_index (GstBuffer * buf)
@@ -182,6 +191,62 @@ gst_vstream_buffer_pool_alloc_buffer (GstBufferPool * bpool,
   return GST_FLOW_OK;
 }
 
+static gboolean layout_fits (GstVstreamBufferPool * pool, GstBuffer * buf);
+
+/* Can the driver write a frame straight into @buf's memory?  Only plain
+ * process memory can be pinned for USERPTR (another device's mmap cannot). */
+static gboolean
+lendable (GstVstreamBufferPool * pool, GstBuffer * buf)
+{
+  GstMemory *mem = gst_buffer_peek_memory (buf, 0);
+
+  return gst_buffer_n_memory (buf) == 1 &&
+      gst_memory_is_type (mem, GST_ALLOCATOR_SYSMEM) &&
+      !GST_MEMORY_IS_READONLY (mem) && layout_fits (pool, buf);
+}
+
+/* The buffer whose memory the driver has for pool buffer @buf. */
+static GstBuffer *
+target_of (GstBuffer * buf)
+{
+  GstBuffer *loan = gst_mini_object_get_qdata (GST_MINI_OBJECT (buf),
+      loan_quark);
+
+  return loan ? loan : buf;
+}
+
+/* Capture userptr: the buffer whose memory the driver fills for @buf, a
+ * free one of the lender's when there is one, else @buf itself. */
+static GstBuffer *
+borrow (GstVstreamBufferPool * pool, GstBuffer * buf)
+{
+  GstBufferPoolAcquireParams nowait = {.flags =
+        GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT
+  };
+  GstBufferPool *lender = NULL;
+  GstBuffer *loan;
+
+  if (target_of (buf) != buf || pool->output ||
+      pool->memory != V4L2_MEMORY_USERPTR)
+    return target_of (buf);
+  g_mutex_lock (&pool->lock);
+  if (pool->lender)
+    lender = gst_object_ref (pool->lender);
+  g_mutex_unlock (&pool->lock);
+  if (!lender)
+    return buf;
+  if (gst_buffer_pool_acquire_buffer (lender, &loan, &nowait) != GST_FLOW_OK)
+    loan = NULL;
+  gst_object_unref (lender);
+  if (loan && !lendable (pool, loan))
+    gst_clear_buffer (&loan);
+  if (!loan)
+    return buf;
+  gst_mini_object_set_qdata (GST_MINI_OBJECT (buf), loan_quark, loan,
+      (GDestroyNotify) gst_buffer_unref);
+  return loan;
+}
+
 /* Hand @buf (a reference we own) to the driver at @index. */
 static GstFlowReturn
 qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
@@ -192,10 +257,11 @@ qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
   };
   GstMapInfo map = GST_MAP_INFO_INIT;
   gboolean mapped = FALSE;
+  GstBuffer *target = borrow (pool, buf);
   GstMemory *mem = gst_buffer_peek_memory (buf, 0);
 
   if (pool->memory == V4L2_MEMORY_USERPTR) {
-    if (!gst_buffer_map (buf, &map, pool->output ? GST_MAP_READ :
+    if (!gst_buffer_map (target, &map, pool->output ? GST_MAP_READ :
             GST_MAP_WRITE))
       goto map_failed;
     mapped = TRUE;
@@ -217,7 +283,16 @@ qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
   }
   if (gst_vstream_object_ioctl (obj, VIDIOC_QBUF, &vb) < 0) {
     if (mapped)
-      gst_buffer_unmap (buf, &map);
+      gst_buffer_unmap (target, &map);
+    if (target != buf) {
+      /* the driver cannot use the lender's memory: stop borrowing */
+      GST_WARNING_OBJECT (pool, "device %s refused a downstream buffer (%s); "
+          "capturing into own memory", obj->device, g_strerror (errno));
+      gst_vstream_buffer_pool_set_lender (pool, NULL);
+      gst_mini_object_set_qdata (GST_MINI_OBJECT (buf), loan_quark, NULL,
+          NULL);
+      return qbuf (pool, buf, index);
+    }
     GST_WARNING_OBJECT (pool, "QBUF index %u memory %u bytesused %u field %u "
         "length %u: %s", index, vb.memory, vb.bytesused, vb.field, vb.length,
         g_strerror (errno));
@@ -271,7 +346,7 @@ streamoff (GstVstreamBufferPool * pool)
     if (!pool->queued[i])
       continue;
     if (pool->mapped[i])
-      gst_buffer_unmap (pool->queued[i], &pool->map[i]);
+      gst_buffer_unmap (target_of (pool->queued[i]), &pool->map[i]);
     pool->mapped[i] = FALSE;
     back[n++] = pool->queued[i];
     pool->queued[i] = NULL;
@@ -333,7 +408,7 @@ dqbuf (GstVstreamBufferPool * pool, GstBuffer ** out, gboolean wait)
     pool->queued[vb.index] = NULL;
     pool->n_queued--;
     if (pool->mapped[vb.index])
-      gst_buffer_unmap (buf, &pool->map[vb.index]);
+      gst_buffer_unmap (target_of (buf), &pool->map[vb.index]);
     pool->mapped[vb.index] = FALSE;
   }
   g_mutex_unlock (&pool->lock);
@@ -515,17 +590,36 @@ gst_vstream_buffer_pool_release_buffer (GstBufferPool * bpool,
 
 /*
  * Capture: make @buf a frame the pipeline may keep without starving the
- * driver: if handing it out would leave no buffer queued, copy it and give
- * the driver its buffer back at once.
+ * driver.  A frame captured into a borrowed buffer leaves in that buffer
+ * and the pool buffer goes back to the driver at once; otherwise, if
+ * handing @buf out would leave no buffer queued, the frame is copied and
+ * the driver gets its buffer back at once.
  */
 GstFlowReturn
 gst_vstream_buffer_pool_maybe_copy (GstVstreamBufferPool * pool,
     GstBuffer ** buf)
 {
+  GstBuffer *loan = gst_mini_object_steal_qdata (GST_MINI_OBJECT (*buf),
+      loan_quark);
+  GstVideoInfo *info = &pool->obj->info;
   GstBuffer *copy;
 
-  if (pool->memory == V4L2_MEMORY_USERPTR || gst_vstream_buffer_pool_queued
-      (pool) > 0) {
+  if (loan) {
+    gst_buffer_copy_into (loan, *buf, GST_BUFFER_COPY_FLAGS |
+        GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
+    gst_buffer_resize (loan, 0, gst_buffer_get_size (*buf));
+    if (!gst_buffer_get_video_meta (loan) &&
+        GST_VIDEO_INFO_FORMAT (info) != GST_VIDEO_FORMAT_ENCODED)
+      gst_buffer_add_video_meta_full (loan, GST_VIDEO_FRAME_FLAG_NONE,
+          GST_VIDEO_INFO_FORMAT (info), GST_VIDEO_INFO_WIDTH (info),
+          GST_VIDEO_INFO_HEIGHT (info), GST_VIDEO_INFO_N_PLANES (info),
+          info->offset, info->stride);
+    gst_buffer_unref (*buf);    /* re-queued with a fresh loan */
+    *buf = loan;
+    gst_vstream_object_count (pool->obj, 0, 0, 0, 1);
+    return GST_FLOW_OK;
+  }
+  if (gst_vstream_buffer_pool_queued (pool) > 0) {
     gst_vstream_object_count (pool->obj, 0, 0, 0, 1);
     return GST_FLOW_OK;
   }
@@ -534,6 +628,37 @@ gst_vstream_buffer_pool_maybe_copy (GstVstreamBufferPool * pool,
   *buf = copy;
   gst_vstream_object_count (pool->obj, 0, 0, 1, 0);
   return GST_FLOW_OK;
+}
+
+/*
+ * Capture userptr: take the memory for frames from @lender (a pool
+ * downstream proposed, configured and active) from now on; NULL stops.
+ * Returns FALSE, and borrows nothing, when a buffer of @lender cannot be
+ * lent to the driver (not plain memory, or not the driver's layout).
+ */
+gboolean
+gst_vstream_buffer_pool_set_lender (GstVstreamBufferPool * pool,
+    GstBufferPool * lender)
+{
+  GstBufferPoolAcquireParams nowait = {.flags =
+        GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT
+  };
+  GstBuffer *probe = NULL;
+  gboolean ok = TRUE;
+
+  if (lender && (pool->output || pool->memory != V4L2_MEMORY_USERPTR))
+    ok = FALSE;
+  else if (lender) {
+    ok = gst_buffer_pool_acquire_buffer (lender, &probe, &nowait) ==
+        GST_FLOW_OK && lendable (pool, probe);
+    if (probe)
+      gst_buffer_unref (probe);
+  }
+  g_mutex_lock (&pool->lock);
+  gst_object_replace ((GstObject **) & pool->lender,
+      ok ? GST_OBJECT (lender) : NULL);
+  g_mutex_unlock (&pool->lock);
+  return ok;
 }
 
 /* Find a driver index no queued buffer uses (userptr/dmabuf import). */
@@ -691,6 +816,7 @@ gst_vstream_buffer_pool_finalize (GObject * object)
 
   gst_object_unref (pool->vallocator);
   gst_object_unref (pool->dmabuf);
+  gst_clear_object (&pool->lender);
   gst_caps_replace (&pool->caps, NULL);
   gst_poll_free (pool->poll);
   g_mutex_clear (&pool->lock);
@@ -712,6 +838,7 @@ gst_vstream_buffer_pool_class_init (GstVstreamBufferPoolClass * klass)
   pclass->flush_start = gst_vstream_buffer_pool_flush_start;
   pclass->flush_stop = gst_vstream_buffer_pool_flush_stop;
   index_quark = g_quark_from_static_string ("GstVstreamBufferIndex");
+  loan_quark = g_quark_from_static_string ("GstVstreamBufferLoan");
 }
 
 static void

@@ -23,6 +23,8 @@ void gst_vstream_buffer_pool_set_flushing (GstVstreamBufferPool * pool,
 guint gst_vstream_buffer_pool_queued (GstVstreamBufferPool * pool);
 GstFlowReturn gst_vstream_buffer_pool_maybe_copy (GstVstreamBufferPool * pool,
     GstBuffer ** buf);
+gboolean gst_vstream_buffer_pool_set_lender (GstVstreamBufferPool * pool,
+    GstBufferPool * lender);
 void gst_vstream_buffer_pool_drain (GstVstreamBufferPool * pool);
 
 G_END_DECLS

@@ -143,6 +143,28 @@ gst_vstream_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
   return TRUE;
 }
 
+static void
+propose_userptr_pool (GstVstreamSink * sink, GstQuery * query)
+{
+  GstVstreamObject *obj = sink->obj;
+  GstBufferPool *pool = gst_video_buffer_pool_new ();
+  GstStructure *config = gst_buffer_pool_get_config (pool);
+  guint size = MAX (obj->info.size, obj->format.fmt.pix.sizeimage);
+  GstAllocationParams params;
+
+  gst_allocation_params_init (&params);
+  params.align = sysconf (_SC_PAGESIZE) - 1;
+  gst_buffer_pool_config_set_params (config, obj->caps, size, 0, 0);
+  gst_buffer_pool_config_set_allocator (config, NULL, &params);
+  gst_buffer_pool_config_add_option (config,
+      GST_BUFFER_POOL_OPTION_VIDEO_META);
+  if (gst_buffer_pool_set_config (pool, config)) {
+    gst_query_add_allocation_pool (query, pool, size, 0, 0);
+    gst_query_add_allocation_param (query, NULL, &params);
+  }
+  gst_object_unref (pool);
+}
+
 static gboolean
 gst_vstream_sink_propose_allocation (GstBaseSink * bsink, GstQuery * query)
 {
@@ -153,15 +175,18 @@ gst_vstream_sink_propose_allocation (GstBaseSink * bsink, GstQuery * query)
 
   gst_query_parse_allocation (query, &caps, &need_pool);
   gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
-  /* Only driver memory saves the copy; userptr/dmabuf-import import
-   * upstream's own buffers instead. */
   if (!sink->pool || !need_pool || !caps || !obj->caps ||
-      !gst_caps_is_equal (caps, obj->caps) ||
-      (obj->mode != GST_VSTREAM_IO_MMAP && obj->mode != GST_VSTREAM_IO_DMABUF))
+      !gst_caps_is_equal (caps, obj->caps))
     return TRUE;
-  gst_query_add_allocation_pool (query, sink->pool, obj->info.size,
-      gst_vstream_object_buffer_count (obj),
-      gst_vstream_object_buffer_count (obj));
+  /* mmap/dmabuf: upstream renders into the driver's buffers */
+  if (obj->mode == GST_VSTREAM_IO_MMAP || obj->mode == GST_VSTREAM_IO_DMABUF)
+    gst_query_add_allocation_pool (query, sink->pool, obj->info.size,
+        gst_vstream_object_buffer_count (obj),
+        gst_vstream_object_buffer_count (obj));
+  /* userptr: plain page-aligned memory the driver can pin, so what
+   * upstream renders (or a userptr vstreamsrc captures) is imported */
+  if (obj->mode == GST_VSTREAM_IO_USERPTR)
+    propose_userptr_pool (sink, query);
   return TRUE;
 }
 

@@ -206,10 +206,80 @@ gst_vstream_src_set_caps (GstBaseSrc * bsrc, GstCaps * caps)
   return TRUE;
 }
 
-/* The pipeline carries our driver buffers; nothing to allocate. */
+/* Configure and activate downstream's @theirs for frames of our format.
+ * An active pool keeps its configuration: it must already fit. */
+static gboolean
+configure_lender (GstVstreamSrc * src, GstBufferPool * theirs, guint size,
+    guint min, guint max, gboolean * activated)
+{
+  GstVstreamObject *obj = src->obj;
+  GstStructure *config = gst_buffer_pool_get_config (theirs);
+  GstAllocationParams params;
+  GstCaps *caps = NULL;
+  gboolean ok;
+
+  *activated = FALSE;
+  if (gst_buffer_pool_is_active (theirs)) {
+    ok = gst_buffer_pool_config_get_params (config, &caps, NULL, NULL, NULL)
+        && caps && gst_caps_is_equal (caps, obj->caps);
+    gst_structure_free (config);
+    return ok;
+  }
+  size = MAX (size, obj->format.fmt.pix.sizeimage);
+  gst_buffer_pool_config_set_params (config, obj->caps, size, min, max);
+  /* page-aligned plain memory is what every driver can pin */
+  gst_allocation_params_init (&params);
+  params.align = sysconf (_SC_PAGESIZE) - 1;
+  gst_buffer_pool_config_set_allocator (config, NULL, &params);
+  if (gst_buffer_pool_has_option (theirs, GST_BUFFER_POOL_OPTION_VIDEO_META))
+    gst_buffer_pool_config_add_option (config,
+        GST_BUFFER_POOL_OPTION_VIDEO_META);
+  if (!gst_buffer_pool_set_config (theirs, config)) {
+    /* the pool may have adjusted the request: take it if still valid */
+    config = gst_buffer_pool_get_config (theirs);
+    ok = gst_buffer_pool_config_validate_params (config, obj->caps, size,
+        min, max) && gst_buffer_pool_set_config (theirs, config);
+    if (!ok)
+      return FALSE;
+  }
+  *activated = gst_buffer_pool_set_active (theirs, TRUE);
+  return *activated;
+}
+
+/*
+ * mmap/dmabuf push the driver's buffers: nothing to allocate.  userptr
+ * captures into buffers of the pool downstream proposes when its memory
+ * can be lent to the driver; the base class then keeps that pool active.
+ */
 static gboolean
 gst_vstream_src_decide_allocation (GstBaseSrc * bsrc, GstQuery * query)
 {
+  GstVstreamSrc *src = GST_VSTREAM_SRC (bsrc);
+  GstVstreamObject *obj = src->obj;
+  GstBufferPool *theirs = NULL;
+  guint size = 0, min = 0, max = 0;
+  gboolean activated = FALSE, lend = FALSE;
+
+  if (src->pool && obj->mode == GST_VSTREAM_IO_USERPTR &&
+      gst_query_get_n_allocation_pools (query) > 0)
+    gst_query_parse_nth_allocation_pool (query, 0, &theirs, &size, &min,
+        &max);
+  if (theirs && configure_lender (src, theirs, size, min, max, &activated))
+    lend = gst_vstream_buffer_pool_set_lender (GST_VSTREAM_BUFFER_POOL
+        (src->pool), theirs);
+  if (src->pool && obj->mode == GST_VSTREAM_IO_USERPTR)
+    GST_INFO_OBJECT (src, "%s: frames go into %s", obj->device,
+        lend ? GST_OBJECT_NAME (theirs) : "the pool's own memory");
+  if (!lend) {
+    if (src->pool)
+      gst_vstream_buffer_pool_set_lender (GST_VSTREAM_BUFFER_POOL (src->pool),
+          NULL);
+    if (activated)
+      gst_buffer_pool_set_active (theirs, FALSE);
+    while (gst_query_get_n_allocation_pools (query) > 0)
+      gst_query_remove_nth_allocation_pool (query, 0);
+  }
+  gst_clear_object (&theirs);
   return TRUE;
 }
 

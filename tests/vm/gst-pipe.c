@@ -837,6 +837,189 @@ GST_START_TEST (test_dmabuf_chain)
 
 GST_END_TEST;
 
+/* Answer the allocation query at the harness with @data, a plain video
+ * pool, as a downstream element with its own pool would. */
+static GstPadProbeReturn
+offer_pool (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  GstQuery *q = GST_PAD_PROBE_INFO_QUERY (info);
+
+  if (GST_QUERY_TYPE (q) == GST_QUERY_ALLOCATION)
+    gst_query_add_allocation_pool (q, GST_BUFFER_POOL (data), 0, 0, 0);
+  return GST_PAD_PROBE_OK;
+}
+
+/* io-mode=userptr captures into buffers of the pool downstream offers: the
+ * frames arrive in that pool's buffers, bit-exact, with no copy; a
+ * downstream holding many of them only makes the source use its own. */
+GST_START_TEST (test_userptr_lends)
+{
+  gchar *desc = g_strdup_printf ("videotestsrc pattern=colors is-live=true ! "
+      YUY2 " ! vstreamsink name=sink device=%s", out_dev);
+  Producer *p = producer_start (desc);
+  GstBuffer *ref = reference_frame (YUY2), *held[12];
+  GstCaps *caps = gst_caps_from_string (YUY2);
+  GstBufferPool *offered = gst_video_buffer_pool_new ();
+  gchar *src = g_strdup_printf ("vstreamsrc io-mode=userptr device=%s ! "
+      "capsfilter caps=\"" YUY2 "\"", cap_dev);
+  GstHarness *h;
+  GstElement *vsrc;
+  gint i;
+
+  wait_streaming (p);
+  h = gst_harness_new_parse (src);
+  gst_pad_add_probe (h->sinkpad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
+      offer_pool, offered, NULL);
+  gst_harness_play (h);
+  for (i = 0; i < 10; i++) {
+    GstBuffer *b = gst_harness_pull (h);
+
+    fail_unless (b != NULL, "frame %d did not come", i);
+    fail_unless (b->pool == offered, "frame %d not in the offered pool", i);
+    fail_unless (gst_memory_is_type (gst_buffer_peek_memory (b, 0),
+            GST_ALLOCATOR_SYSMEM));
+    assert_same_picture (b, ref, caps);
+    gst_buffer_unref (b);
+  }
+  vsrc = harness_element (h, "vstreamsrc");
+  fail_unless_equals_uint64 (stat_of (vsrc, "copies"), 0);
+  for (i = 0; i < 12; i++) {
+    held[i] = gst_harness_pull (h);
+    fail_unless (held[i] != NULL, "starved after %d held buffers", i);
+  }
+  for (i = 0; i < 12; i++)
+    gst_buffer_unref (held[i]);
+  pull_same_pictures (h, 3, ref, caps);
+  gst_object_unref (vsrc);
+  gst_harness_teardown (h);
+  producer_stop (p);
+  gst_object_unref (offered);
+  gst_buffer_unref (ref);
+  gst_caps_unref (caps);
+  g_free (src);
+  g_free (desc);
+}
+
+GST_END_TEST;
+
+/* A downstream pool whose lines are padded cannot take the driver's
+ * frames: the source captures into its own memory, pictures intact. */
+GST_START_TEST (test_userptr_unfit_pool)
+{
+  gchar *desc = g_strdup_printf ("videotestsrc pattern=colors is-live=true ! "
+      YUY2 " ! vstreamsink name=sink device=%s", out_dev);
+  Producer *p = producer_start (desc);
+  GstBuffer *ref = reference_frame (YUY2);
+  GstCaps *caps = gst_caps_from_string (YUY2);
+  GstBufferPool *offered = gst_video_buffer_pool_new ();
+  GstStructure *config = gst_buffer_pool_get_config (offered);
+  gchar *src = g_strdup_printf ("vstreamsrc io-mode=userptr device=%s ! "
+      "capsfilter caps=\"" YUY2 "\"", cap_dev);
+  GstVideoAlignment align;
+  GstVideoInfo info;
+  GstHarness *h;
+  gint i;
+
+  gst_video_alignment_reset (&align);
+  align.padding_right = 32;
+  fail_unless (gst_video_info_from_caps (&info, caps));
+  gst_buffer_pool_config_set_params (config, caps, info.size, 0, 0);
+  gst_buffer_pool_config_add_option (config,
+      GST_BUFFER_POOL_OPTION_VIDEO_META);
+  gst_buffer_pool_config_add_option (config,
+      GST_BUFFER_POOL_OPTION_VIDEO_ALIGNMENT);
+  gst_buffer_pool_config_set_video_alignment (config, &align);
+  fail_unless (gst_buffer_pool_set_config (offered, config));
+  wait_streaming (p);
+  h = gst_harness_new_parse (src);
+  gst_pad_add_probe (h->sinkpad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
+      offer_pool, offered, NULL);
+  gst_harness_play (h);
+  for (i = 0; i < 5; i++) {
+    GstBuffer *b = gst_harness_pull (h);
+
+    fail_unless (b != NULL, "frame %d did not come", i);
+    fail_if (b->pool == offered, "frame %d in a pool of another layout", i);
+    assert_same_picture (b, ref, caps);
+    gst_buffer_unref (b);
+  }
+  gst_harness_teardown (h);
+  producer_stop (p);
+  gst_object_unref (offered);
+  gst_buffer_unref (ref);
+  gst_caps_unref (caps);
+  g_free (src);
+  g_free (desc);
+}
+
+GST_END_TEST;
+
+/* Count (data[0]) the buffers passing, and (data[1]) those of a plain
+ * video pool, i.e. not of a vstream pool. */
+static GstPadProbeReturn
+count_video_pool_buffers (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER (info);
+  gint *n = data;
+
+  g_atomic_int_inc (&n[0]);
+  if (b->pool && G_OBJECT_TYPE (b->pool) == GST_TYPE_VIDEO_BUFFER_POOL)
+    g_atomic_int_inc (&n[1]);
+  return GST_PAD_PROBE_OK;
+}
+
+/* Pipe 0's capture node writes straight into memory pipe 1's output node
+ * reads (vstreamsrc io-mode=userptr ! vstreamsink io-mode=userptr): the
+ * sink proposes page-aligned plain memory, the source captures into it,
+ * the sink queues it as USERPTR; no copy in user space. */
+GST_START_TEST (test_userptr_chain)
+{
+  gchar *desc = g_strdup_printf ("videotestsrc pattern=colors is-live=true ! "
+      YUY2 " ! vstreamsink name=sink device=%s", out_dev);
+  Producer *p = producer_start (desc), *mid;
+  GstBuffer *ref = reference_frame (YUY2);
+  GstCaps *caps = gst_caps_from_string (YUY2);
+  gchar *mid_desc, *src;
+  GstElement *vsrc;
+  GstHarness *h;
+  GstPad *pad;
+  gint n[2] = { 0, 0 };
+
+  if (!out1_dev || !cap1_dev)
+    return;
+  wait_streaming (p);
+  mid_desc = g_strdup_printf ("vstreamsrc name=vsrc device=%s "
+      "io-mode=userptr ! vstreamsink name=sink device=%s io-mode=userptr "
+      "sync=false", cap_dev, out1_dev);
+  mid = producer_start (mid_desc);
+  pad = gst_element_get_static_pad (mid->sink, "sink");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, count_video_pool_buffers,
+      n, NULL);
+  wait_streaming (mid);
+  src = g_strdup_printf ("vstreamsrc device=%s", cap1_dev);
+  h = consumer (src, YUY2);
+  pull_same_pictures (h, 3, ref, caps);
+  /* every frame the relay passed was captured into the sink's pool */
+  fail_unless (g_atomic_int_get (&n[0]) > 0);
+  fail_unless_equals_int (g_atomic_int_get (&n[1]), g_atomic_int_get (&n[0]));
+  vsrc = gst_bin_get_by_name (GST_BIN (mid->pipe), "vsrc");
+  fail_unless_equals_uint64 (stat_of (vsrc, "copies"), 0);
+  fail_unless_equals_uint64 (stat_of (mid->sink, "copies"), 0);
+  fail_unless (stat_of (mid->sink, "zero-copy") > 0);
+  gst_object_unref (vsrc);
+  gst_harness_teardown (h);
+  producer_stop (mid);
+  gst_object_unref (pad);
+  producer_stop (p);
+  gst_buffer_unref (ref);
+  gst_caps_unref (caps);
+  g_free (src);
+  g_free (mid_desc);
+  g_free (desc);
+}
+
+GST_END_TEST;
+
 /* The device goes away while playing (vivid unbound from its driver): an
  * error naming it within a second, and the pipeline still reaches NULL. */
 GST_START_TEST (test_device_vanishes)
@@ -903,6 +1086,9 @@ gst_pipe_suite (void)
   tcase_add_test (tc, test_reader_restart);
   tcase_add_test (tc, test_source_change);
   tcase_add_test (tc, test_dmabuf_chain);
+  tcase_add_test (tc, test_userptr_lends);
+  tcase_add_test (tc, test_userptr_unfit_pool);
+  tcase_add_test (tc, test_userptr_chain);
   tcase_add_test (tc, test_device_vanishes);     /* last: vivid is gone */
   return s;
 }
