@@ -5,8 +5,9 @@
  * mmap() at start, munmap() and REQBUFS(0) at stop.  A GstMemory wraps one
  * mapped buffer (index), so frames pass through the pipeline without a
  * copy; in dmabuf mode the buffer is exported with EXPBUF instead.  The
- * pool calls stop only once every memory is gone, so the driver frees no
- * buffer that is still mapped.
+ * pool calls stop only once every memory is gone.  An element dropping its
+ * pool orphans the allocator first: REQBUFS(0) at once, the mappings stay
+ * (vb2 frees a buffer's memory at its last munmap) until stop.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -213,11 +214,39 @@ fail:
   return 0;
 }
 
-void
-gst_vstream_allocator_stop (GstVstreamAllocator * alloc)
+/* REQBUFS(0), unless a newer allocator owns the queue by now.  vb2 keeps a
+ * buffer's memory for as long as it is mapped. */
+static void
+release_queue (GstVstreamAllocator * alloc)
 {
   GstVstreamObject *obj = alloc->obj;
   struct v4l2_requestbuffers req = {.count = 0 };
+
+  if (alloc->generation && obj && gst_vstream_object_is_open (obj) &&
+      alloc->generation == obj->generation) {
+    req.type = obj->type;
+    req.memory = alloc->memory;
+    if (gst_vstream_object_ioctl (obj, VIDIOC_REQBUFS, &req) < 0)
+      GST_WARNING ("REQBUFS(0) on %s: %s", obj->device, g_strerror (errno));
+  }
+  alloc->generation = 0;
+}
+
+/*
+ * Free the driver's buffers now, while memories may still be out in the
+ * pipeline (a sink keeps its last frame): they stay mapped, and valid,
+ * until gst_vstream_allocator_stop() once they are all back.  The node is
+ * free for a new format at once.
+ */
+void
+gst_vstream_allocator_orphan (GstVstreamAllocator * alloc)
+{
+  release_queue (alloc);
+}
+
+void
+gst_vstream_allocator_stop (GstVstreamAllocator * alloc)
+{
   guint i;
 
   if (!alloc->count)
@@ -228,14 +257,7 @@ gst_vstream_allocator_stop (GstVstreamAllocator * alloc)
     alloc->data[i] = NULL;
   }
   alloc->count = 0;
-  /* A newer allocator may own the queue by now: leave its buffers alone. */
-  if (obj && gst_vstream_object_is_open (obj) &&
-      alloc->generation == obj->generation) {
-    req.type = obj->type;
-    req.memory = alloc->memory;
-    if (gst_vstream_object_ioctl (obj, VIDIOC_REQBUFS, &req) < 0)
-      GST_WARNING ("REQBUFS(0) on %s: %s", obj->device, g_strerror (errno));
-  }
+  release_queue (alloc);
 }
 
 GstMemory *

@@ -18,6 +18,7 @@ GstVstreamAllocator *gst_vstream_allocator_new (GstVstreamObject * obj);
 guint gst_vstream_allocator_start (GstVstreamAllocator * alloc, guint count,
     guint32 memory);
 void gst_vstream_allocator_stop (GstVstreamAllocator * alloc);
+void gst_vstream_allocator_orphan (GstVstreamAllocator * alloc);
 guint32 gst_vstream_allocator_memory (GstVstreamAllocator * alloc);
 GstMemory *gst_vstream_allocator_wrap (GstVstreamAllocator * alloc,
     guint index);

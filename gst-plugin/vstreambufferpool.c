@@ -884,6 +884,15 @@ gst_vstream_buffer_pool_new (GstVstreamObject * obj, GstCaps * caps)
 }
 
 
+/* Deactivate @pool and free its driver buffers at once, even while some
+ * are still out downstream, so the node can take a new format. */
+void
+gst_vstream_buffer_pool_release (GstVstreamBufferPool * pool)
+{
+  gst_buffer_pool_set_active (GST_BUFFER_POOL (pool), FALSE);
+  gst_vstream_allocator_orphan (pool->vallocator);
+}
+
 /* Output: wait (bounded) until the driver has consumed every frame. */
 void
 gst_vstream_buffer_pool_drain (GstVstreamBufferPool * pool)

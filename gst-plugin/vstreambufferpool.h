@@ -25,6 +25,7 @@ GstFlowReturn gst_vstream_buffer_pool_maybe_copy (GstVstreamBufferPool * pool,
     GstBuffer ** buf);
 gboolean gst_vstream_buffer_pool_set_lender (GstVstreamBufferPool * pool,
     GstBufferPool * lender);
+void gst_vstream_buffer_pool_release (GstVstreamBufferPool * pool);
 void gst_vstream_buffer_pool_drain (GstVstreamBufferPool * pool);
 
 G_END_DECLS

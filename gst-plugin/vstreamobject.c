@@ -238,23 +238,6 @@ fail:
   return FALSE;
 }
 
-/* Free the driver's buffers while buffers of an old pool may still be
- * out downstream (a sink keeps its last one): vb2 keeps their memory
- * while we have it mapped, and the old allocator, a generation behind,
- * only unmaps when they come back. */
-void
-gst_vstream_object_free_buffers (GstVstreamObject * obj)
-{
-  struct v4l2_requestbuffers req = {.count = 0,.type = obj->type,
-    .memory = V4L2_MEMORY_MMAP
-  };
-
-  if (gst_vstream_object_ioctl (obj, VIDIOC_REQBUFS, &req) < 0)
-    GST_WARNING_OBJECT (obj->element, "REQBUFS(0) on %s: %s", obj->device,
-        g_strerror (errno));
-  obj->generation++;
-}
-
 /* Did the device say its source changed format since the last call? */
 gboolean
 gst_vstream_object_source_changed (GstVstreamObject * obj)

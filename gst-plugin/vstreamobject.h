@@ -102,7 +102,6 @@ guint gst_vstream_object_buffer_count (GstVstreamObject * obj);
 GstStructure *gst_vstream_object_stats (GstVstreamObject * obj);
 void gst_vstream_object_reset_stats (GstVstreamObject * obj);
 gboolean gst_vstream_object_source_changed (GstVstreamObject * obj);
-void gst_vstream_object_free_buffers (GstVstreamObject * obj);
 void gst_vstream_object_count (GstVstreamObject * obj, guint frames,
     guint drops, guint copies, guint zero_copy);
 

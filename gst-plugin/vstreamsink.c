@@ -118,7 +118,7 @@ gst_vstream_sink_release_pool (GstVstreamSink * sink)
 {
   if (!sink->pool)
     return;
-  gst_buffer_pool_set_active (sink->pool, FALSE);
+  gst_vstream_buffer_pool_release (GST_VSTREAM_BUFFER_POOL (sink->pool));
   gst_clear_object (&sink->pool);
 }
 

@@ -173,7 +173,7 @@ gst_vstream_src_release_pool (GstVstreamSrc * src)
 {
   if (!src->pool)
     return;
-  gst_buffer_pool_set_active (src->pool, FALSE);
+  gst_vstream_buffer_pool_release (GST_VSTREAM_BUFFER_POOL (src->pool));
   gst_clear_object (&src->pool);
 }
 
@@ -440,7 +440,6 @@ gst_vstream_src_create (GstPushSrc * psrc, GstBuffer ** out)
     GST_INFO_OBJECT (src, "source change on %s: renegotiating",
         src->obj->device);
     gst_vstream_src_release_pool (src);
-    gst_vstream_object_free_buffers (src->obj);
     gst_caps_replace (&src->obj->probed_caps, NULL);
     gst_caps_replace (&src->obj->caps, NULL);
     if (!gst_base_src_negotiate (GST_BASE_SRC (src)))
