@@ -752,18 +752,21 @@ GST_START_TEST (test_source_change)
   gchar *d2 = g_strdup_printf ("videotestsrc pattern=colors is-live=true ! "
       "%s ! vstreamsink name=sink device=%s", big, out_dev);
   gchar *src = g_strdup_printf ("vstreamsrc device=%s", cap_dev);
-  GstBuffer *ref = reference_frame (big);
+  GstBuffer *ref = reference_frame (big), *ref_small = reference_frame (YUY2);
   GstCaps *bigcaps = gst_caps_from_string (big);
+  GstCaps *smallcaps = gst_caps_from_string (YUY2);
   Producer *p = producer_start (d1);
   GstHarness *h;
-  GstBuffer *b;
+  GstBuffer *b, *last;
   GstCaps *c;
   gint i, width = 0;
 
   wait_streaming (p);
   h = gst_harness_new_parse (src);
   gst_harness_play (h);
-  gst_buffer_unref (gst_harness_pull (h));
+  /* kept through the change, as a video sink keeps its last frame: the
+   * source must free the driver's buffers without waiting for it */
+  last = gst_harness_pull (h);
   c = gst_pad_get_current_caps (h->sinkpad);
   gst_structure_get_int (gst_caps_get_structure (c, 0), "width", &width);
   fail_unless_equals_int (width, 320);
@@ -787,52 +790,19 @@ GST_START_TEST (test_source_change)
   b = gst_harness_pull (h);
   assert_same_picture (b, ref, bigcaps);
   gst_buffer_unref (b);
+  /* the old frame's memory outlived its driver buffer, untouched */
+  assert_same_picture (last, ref_small, smallcaps);
+  gst_buffer_unref (last);
 
   gst_harness_teardown (h);
   producer_stop (p);
   gst_buffer_unref (ref);
+  gst_buffer_unref (ref_small);
   gst_caps_unref (bigcaps);
+  gst_caps_unref (smallcaps);
   g_free (src);
   g_free (d1);
   g_free (d2);
-}
-
-GST_END_TEST;
-
-/* Pipe 0's capture buffers, exported as dma-buf, feed pipe 1's output
- * node without a copy (vstreamsrc io-mode=dmabuf ! vstreamsink
- * io-mode=dmabuf-import). */
-GST_START_TEST (test_dmabuf_chain)
-{
-  gchar *desc = g_strdup_printf ("videotestsrc pattern=colors is-live=true ! "
-      YUY2 " ! vstreamsink name=sink device=%s", out_dev);
-  Producer *p = producer_start (desc), *mid;
-  GstBuffer *ref = reference_frame (YUY2);
-  GstCaps *caps = gst_caps_from_string (YUY2);
-  gchar *mid_desc, *src;
-  GstHarness *h;
-
-  if (!out1_dev || !cap1_dev)
-    return;
-  wait_streaming (p);
-  mid_desc = g_strdup_printf ("vstreamsrc device=%s io-mode=dmabuf ! "
-      "vstreamsink name=sink device=%s io-mode=dmabuf-import sync=false",
-      cap_dev, out1_dev);
-  mid = producer_start (mid_desc);
-  wait_streaming (mid);
-  src = g_strdup_printf ("vstreamsrc device=%s", cap1_dev);
-  h = consumer (src, YUY2);
-  pull_same_pictures (h, 1, ref, caps);
-  fail_unless_equals_uint64 (stat_of (mid->sink, "copies"), 0);
-  fail_unless (stat_of (mid->sink, "zero-copy") > 0);
-  gst_harness_teardown (h);
-  producer_stop (mid);
-  producer_stop (p);
-  gst_buffer_unref (ref);
-  gst_caps_unref (caps);
-  g_free (src);
-  g_free (mid_desc);
-  g_free (desc);
 }
 
 GST_END_TEST;
@@ -849,55 +819,79 @@ offer_pool (GstPad * pad, GstPadProbeInfo * info, gpointer data)
   return GST_PAD_PROBE_OK;
 }
 
+/* A colors producer on pipe 0 and a userptr reader whose downstream (the
+ * harness) offers @offered. */
+typedef struct
+{
+  Producer *p;
+  GstHarness *h;
+  GstBuffer *ref;
+  GstCaps *caps;
+} Offer;
+
+static void
+offer_start (Offer * o, GstBufferPool * offered)
+{
+  gchar *desc = g_strdup_printf ("videotestsrc pattern=colors is-live=true ! "
+      YUY2 " ! vstreamsink name=sink device=%s", out_dev);
+  gchar *src = g_strdup_printf ("vstreamsrc io-mode=userptr device=%s ! "
+      "capsfilter caps=\"" YUY2 "\"", cap_dev);
+
+  o->p = producer_start (desc);
+  o->ref = reference_frame (YUY2);
+  o->caps = gst_caps_from_string (YUY2);
+  wait_streaming (o->p);
+  o->h = gst_harness_new_parse (src);
+  gst_pad_add_probe (o->h->sinkpad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
+      offer_pool, offered, NULL);
+  gst_harness_play (o->h);
+  g_free (src);
+  g_free (desc);
+}
+
+static void
+offer_stop (Offer * o)
+{
+  gst_harness_teardown (o->h);
+  producer_stop (o->p);
+  gst_buffer_unref (o->ref);
+  gst_caps_unref (o->caps);
+}
+
 /* io-mode=userptr captures into buffers of the pool downstream offers: the
  * frames arrive in that pool's buffers, bit-exact, with no copy; a
  * downstream holding many of them only makes the source use its own. */
 GST_START_TEST (test_userptr_lends)
 {
-  gchar *desc = g_strdup_printf ("videotestsrc pattern=colors is-live=true ! "
-      YUY2 " ! vstreamsink name=sink device=%s", out_dev);
-  Producer *p = producer_start (desc);
-  GstBuffer *ref = reference_frame (YUY2), *held[12];
-  GstCaps *caps = gst_caps_from_string (YUY2);
   GstBufferPool *offered = gst_video_buffer_pool_new ();
-  gchar *src = g_strdup_printf ("vstreamsrc io-mode=userptr device=%s ! "
-      "capsfilter caps=\"" YUY2 "\"", cap_dev);
-  GstHarness *h;
+  GstBuffer *held[12];
   GstElement *vsrc;
+  Offer o;
   gint i;
 
-  wait_streaming (p);
-  h = gst_harness_new_parse (src);
-  gst_pad_add_probe (h->sinkpad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
-      offer_pool, offered, NULL);
-  gst_harness_play (h);
+  offer_start (&o, offered);
   for (i = 0; i < 10; i++) {
-    GstBuffer *b = gst_harness_pull (h);
+    GstBuffer *b = gst_harness_pull (o.h);
 
     fail_unless (b != NULL, "frame %d did not come", i);
     fail_unless (b->pool == offered, "frame %d not in the offered pool", i);
     fail_unless (gst_memory_is_type (gst_buffer_peek_memory (b, 0),
             GST_ALLOCATOR_SYSMEM));
-    assert_same_picture (b, ref, caps);
+    assert_same_picture (b, o.ref, o.caps);
     gst_buffer_unref (b);
   }
-  vsrc = harness_element (h, "vstreamsrc");
+  vsrc = harness_element (o.h, "vstreamsrc");
   fail_unless_equals_uint64 (stat_of (vsrc, "copies"), 0);
   for (i = 0; i < 12; i++) {
-    held[i] = gst_harness_pull (h);
+    held[i] = gst_harness_pull (o.h);
     fail_unless (held[i] != NULL, "starved after %d held buffers", i);
   }
   for (i = 0; i < 12; i++)
     gst_buffer_unref (held[i]);
-  pull_same_pictures (h, 3, ref, caps);
+  pull_same_pictures (o.h, 3, o.ref, o.caps);
   gst_object_unref (vsrc);
-  gst_harness_teardown (h);
-  producer_stop (p);
+  offer_stop (&o);
   gst_object_unref (offered);
-  gst_buffer_unref (ref);
-  gst_caps_unref (caps);
-  g_free (src);
-  g_free (desc);
 }
 
 GST_END_TEST;
@@ -906,18 +900,12 @@ GST_END_TEST;
  * frames: the source captures into its own memory, pictures intact. */
 GST_START_TEST (test_userptr_unfit_pool)
 {
-  gchar *desc = g_strdup_printf ("videotestsrc pattern=colors is-live=true ! "
-      YUY2 " ! vstreamsink name=sink device=%s", out_dev);
-  Producer *p = producer_start (desc);
-  GstBuffer *ref = reference_frame (YUY2);
-  GstCaps *caps = gst_caps_from_string (YUY2);
   GstBufferPool *offered = gst_video_buffer_pool_new ();
   GstStructure *config = gst_buffer_pool_get_config (offered);
-  gchar *src = g_strdup_printf ("vstreamsrc io-mode=userptr device=%s ! "
-      "capsfilter caps=\"" YUY2 "\"", cap_dev);
+  GstCaps *caps = gst_caps_from_string (YUY2);
   GstVideoAlignment align;
   GstVideoInfo info;
-  GstHarness *h;
+  Offer o;
   gint i;
 
   gst_video_alignment_reset (&align);
@@ -930,26 +918,18 @@ GST_START_TEST (test_userptr_unfit_pool)
       GST_BUFFER_POOL_OPTION_VIDEO_ALIGNMENT);
   gst_buffer_pool_config_set_video_alignment (config, &align);
   fail_unless (gst_buffer_pool_set_config (offered, config));
-  wait_streaming (p);
-  h = gst_harness_new_parse (src);
-  gst_pad_add_probe (h->sinkpad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
-      offer_pool, offered, NULL);
-  gst_harness_play (h);
+  offer_start (&o, offered);
   for (i = 0; i < 5; i++) {
-    GstBuffer *b = gst_harness_pull (h);
+    GstBuffer *b = gst_harness_pull (o.h);
 
     fail_unless (b != NULL, "frame %d did not come", i);
     fail_if (b->pool == offered, "frame %d in a pool of another layout", i);
-    assert_same_picture (b, ref, caps);
+    assert_same_picture (b, o.ref, o.caps);
     gst_buffer_unref (b);
   }
-  gst_harness_teardown (h);
-  producer_stop (p);
+  offer_stop (&o);
   gst_object_unref (offered);
-  gst_buffer_unref (ref);
   gst_caps_unref (caps);
-  g_free (src);
-  g_free (desc);
 }
 
 GST_END_TEST;
@@ -968,11 +948,17 @@ count_video_pool_buffers (GstPad * pad, GstPadProbeInfo * info, gpointer data)
   return GST_PAD_PROBE_OK;
 }
 
-/* Pipe 0's capture node writes straight into memory pipe 1's output node
- * reads (vstreamsrc io-mode=userptr ! vstreamsink io-mode=userptr): the
- * sink proposes page-aligned plain memory, the source captures into it,
- * the sink queues it as USERPTR; no copy in user space. */
-GST_START_TEST (test_userptr_chain)
+/*
+ * A relay from pipe 0 to pipe 1: vstreamsrc io-mode=@src_mode on pipe 0's
+ * capture node ! vstreamsink io-mode=@sink_mode on pipe 1's output node,
+ * read on pipe 1: the pictures arrive intact and the relay's sink copies
+ * nothing.  @n counts the buffers the relay's sink got ([0]) and those of
+ * a plain video pool ([1]); @src_copies says what the relay's source
+ * copied.
+ */
+static void
+relay_through_pipe1 (const gchar * src_mode, const gchar * sink_mode,
+    gint n[2], guint64 * src_copies)
 {
   gchar *desc = g_strdup_printf ("videotestsrc pattern=colors is-live=true ! "
       YUY2 " ! vstreamsink name=sink device=%s", out_dev);
@@ -983,14 +969,11 @@ GST_START_TEST (test_userptr_chain)
   GstElement *vsrc;
   GstHarness *h;
   GstPad *pad;
-  gint n[2] = { 0, 0 };
 
-  if (!out1_dev || !cap1_dev)
-    return;
   wait_streaming (p);
-  mid_desc = g_strdup_printf ("vstreamsrc name=vsrc device=%s "
-      "io-mode=userptr ! vstreamsink name=sink device=%s io-mode=userptr "
-      "sync=false", cap_dev, out1_dev);
+  mid_desc = g_strdup_printf ("vstreamsrc name=vsrc device=%s io-mode=%s ! "
+      "vstreamsink name=sink device=%s io-mode=%s sync=false", cap_dev,
+      src_mode, out1_dev, sink_mode);
   mid = producer_start (mid_desc);
   pad = gst_element_get_static_pad (mid->sink, "sink");
   gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, count_video_pool_buffers,
@@ -999,13 +982,10 @@ GST_START_TEST (test_userptr_chain)
   src = g_strdup_printf ("vstreamsrc device=%s", cap1_dev);
   h = consumer (src, YUY2);
   pull_same_pictures (h, 3, ref, caps);
-  /* every frame the relay passed was captured into the sink's pool */
-  fail_unless (g_atomic_int_get (&n[0]) > 0);
-  fail_unless_equals_int (g_atomic_int_get (&n[1]), g_atomic_int_get (&n[0]));
-  vsrc = gst_bin_get_by_name (GST_BIN (mid->pipe), "vsrc");
-  fail_unless_equals_uint64 (stat_of (vsrc, "copies"), 0);
   fail_unless_equals_uint64 (stat_of (mid->sink, "copies"), 0);
   fail_unless (stat_of (mid->sink, "zero-copy") > 0);
+  vsrc = gst_bin_get_by_name (GST_BIN (mid->pipe), "vsrc");
+  *src_copies = stat_of (vsrc, "copies");
   gst_object_unref (vsrc);
   gst_harness_teardown (h);
   producer_stop (mid);
@@ -1016,6 +996,38 @@ GST_START_TEST (test_userptr_chain)
   g_free (src);
   g_free (mid_desc);
   g_free (desc);
+}
+
+/* Pipe 0's capture buffers, exported as dma-buf, feed pipe 1's output
+ * node without a copy (io-mode=dmabuf ! io-mode=dmabuf-import). */
+GST_START_TEST (test_dmabuf_chain)
+{
+  gint n[2] = { 0, 0 };
+  guint64 src_copies;
+
+  if (!out1_dev || !cap1_dev)
+    return;
+  relay_through_pipe1 ("dmabuf", "dmabuf-import", n, &src_copies);
+}
+
+GST_END_TEST;
+
+/* Pipe 0's capture node writes straight into memory pipe 1's output node
+ * reads (io-mode=userptr ! io-mode=userptr): the sink proposes page-aligned
+ * plain memory, the source captures into it, the sink queues it as
+ * USERPTR; no copy in user space. */
+GST_START_TEST (test_userptr_chain)
+{
+  gint n[2] = { 0, 0 };
+  guint64 src_copies;
+
+  if (!out1_dev || !cap1_dev)
+    return;
+  relay_through_pipe1 ("userptr", "userptr", n, &src_copies);
+  /* every frame the relay passed was captured into the sink's pool */
+  fail_unless (g_atomic_int_get (&n[0]) > 0);
+  fail_unless_equals_int (g_atomic_int_get (&n[1]), g_atomic_int_get (&n[0]));
+  fail_unless_equals_uint64 (src_copies, 0);
 }
 
 GST_END_TEST;

@@ -147,6 +147,9 @@ run "leaks/error: sink on a capture node" gst_leaks $CAP00 videotestsrc num-buff
 run "leaks/error: caps the device lacks" gst_leaks $CAP00 vstreamsrc device=$CAP00 ! video/x-raw,width=4000,height=3000 ! fakesink
 run "leaks: producer runs to EOS" gst_leaks - videotestsrc num-buffers=30 ! vstreamsink device=$OUT0 sync=false
 run "leaks: reader runs to EOS" gst_leaks - vstreamsrc device=$CAP00 num-buffers=10 ! fakesink
+run "leaks: userptr relay (src borrows the sink's pool) runs to EOS" gst_leaks - \
+	vstreamsrc device=$CAP00 io-mode=userptr num-buffers=10 ! \
+	vstreamsink device=$OUT1 io-mode=userptr sync=false
 run "gst-device-monitor lists vstream nodes by name" sh -c \
 	'gst-device-monitor-1.0 Video/Source Video/Sink | tee /dev/stderr |
 	 grep -q "vstream 0 (vstream-0-capture-0)"'
