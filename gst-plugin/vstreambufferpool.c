@@ -20,7 +20,8 @@
  * Output: upstream renders into acquired buffers (offered through
  * propose_allocation); render() queues them without a copy.  Foreign
  * buffers are imported (userptr, dmabuf-import) when their layout matches
- * the driver's, else copied into a pool buffer.  acquire reclaims finished
+ * the driver's, else copied into a pool buffer; so are all of them once
+ * the driver could not pin upstream's memory (EFAULT).  acquire reclaims finished
  * buffers with DQBUF when the free queue is empty.
  */
 #ifdef HAVE_CONFIG_H
@@ -51,6 +52,8 @@ struct _GstVstreamBufferPool
   guint next_index;
   gboolean output;
   gsize frame_size;             /* sizeimage when made: the device's may move on */
+  gboolean import_refused;      /* output: the driver could not pin upstream's
+                                 * memory once; copy from then on */
 
   GMutex lock;                  /* queued[], mapped[], n_queued, streaming,
                                  * lender */
@@ -292,6 +295,13 @@ qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
       gst_mini_object_set_qdata (GST_MINI_OBJECT (buf), loan_quark, NULL,
           NULL);
       return qbuf (pool, buf, index);
+    }
+    if (pool->output && buf->pool != GST_BUFFER_POOL (pool) &&
+        errno == EFAULT) {
+      /* imported memory the driver cannot pin (a dma-buf's mapping):
+       * the caller copies instead */
+      gst_buffer_unref (buf);
+      return GST_FLOW_CUSTOM_ERROR;
     }
     GST_WARNING_OBJECT (pool, "QBUF index %u memory %u bytesused %u field %u "
         "length %u: %s", index, vb.memory, vb.bytesused, vb.field, vb.length,
@@ -782,9 +792,10 @@ gst_vstream_buffer_pool_render (GstVstreamBufferPool * pool, GstBuffer * buf)
       return GST_FLOW_OK;
     ret = qbuf (pool, gst_buffer_ref (buf), buffer_index (buf));
     gst_vstream_object_count (obj, 0, 0, 0, 1);
-  } else if ((pool->memory == V4L2_MEMORY_USERPTR && layout_fits (pool, buf))
-      || (pool->memory == V4L2_MEMORY_DMABUF && layout_fits (pool, buf) &&
-          gst_is_dmabuf_memory (gst_buffer_peek_memory (buf, 0)))) {
+  } else if (!pool->import_refused && layout_fits (pool, buf) &&
+      (pool->memory == V4L2_MEMORY_USERPTR ||
+          (pool->memory == V4L2_MEMORY_DMABUF &&
+              gst_is_dmabuf_memory (gst_buffer_peek_memory (buf, 0))))) {
     while ((index = free_index (pool)) < 0) {
       ret = dqbuf (pool, &done, TRUE);
       if (ret != GST_FLOW_OK)
@@ -792,7 +803,14 @@ gst_vstream_buffer_pool_render (GstVstreamBufferPool * pool, GstBuffer * buf)
       gst_buffer_unref (done);
     }
     ret = qbuf (pool, gst_buffer_ref (buf), index);
-    gst_vstream_object_count (obj, 0, 0, 0, 1);
+    if (ret == GST_FLOW_CUSTOM_ERROR) {
+      GST_INFO_OBJECT (pool, "device %s cannot take upstream's memory (%s): "
+          "copying from now on", obj->device, g_strerror (EFAULT));
+      pool->import_refused = TRUE;
+      ret = render_copy (pool, buf);
+    } else {
+      gst_vstream_object_count (obj, 0, 0, 0, 1);
+    }
   } else {
     ret = render_copy (pool, buf);
   }
