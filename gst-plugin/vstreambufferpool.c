@@ -767,6 +767,17 @@ fail:
   return GST_FLOW_ERROR;
 }
 
+/* Output: would render() queue foreign @buf as it is (userptr,
+ * dmabuf-import)?  A dmabuf-import pool cannot queue anything else. */
+gboolean
+gst_vstream_buffer_pool_imports (GstVstreamBufferPool * pool, GstBuffer * buf)
+{
+  return !pool->import_refused && layout_fits (pool, buf) &&
+      (pool->memory == V4L2_MEMORY_USERPTR ||
+      (pool->memory == V4L2_MEMORY_DMABUF &&
+          gst_is_dmabuf_memory (gst_buffer_peek_memory (buf, 0))));
+}
+
 /*
  * Output: queue one frame.  A buffer of this pool (MMAP, upstream rendered
  * into it) or a fitting foreign buffer (userptr, dmabuf-import) goes to the
@@ -792,10 +803,7 @@ gst_vstream_buffer_pool_render (GstVstreamBufferPool * pool, GstBuffer * buf)
       return GST_FLOW_OK;
     ret = qbuf (pool, gst_buffer_ref (buf), buffer_index (buf));
     gst_vstream_object_count (obj, 0, 0, 0, 1);
-  } else if (!pool->import_refused && layout_fits (pool, buf) &&
-      (pool->memory == V4L2_MEMORY_USERPTR ||
-          (pool->memory == V4L2_MEMORY_DMABUF &&
-              gst_is_dmabuf_memory (gst_buffer_peek_memory (buf, 0))))) {
+  } else if (gst_vstream_buffer_pool_imports (pool, buf)) {
     while ((index = free_index (pool)) < 0) {
       ret = dqbuf (pool, &done, TRUE);
       if (ret != GST_FLOW_OK)

@@ -25,6 +25,8 @@ GstFlowReturn gst_vstream_buffer_pool_maybe_copy (GstVstreamBufferPool * pool,
     GstBuffer ** buf);
 gboolean gst_vstream_buffer_pool_set_lender (GstVstreamBufferPool * pool,
     GstBufferPool * lender);
+gboolean gst_vstream_buffer_pool_imports (GstVstreamBufferPool * pool,
+    GstBuffer * buf);
 void gst_vstream_buffer_pool_release (GstVstreamBufferPool * pool);
 void gst_vstream_buffer_pool_drain (GstVstreamBufferPool * pool);
 

@@ -1057,6 +1057,28 @@ GST_START_TEST (test_userptr_unpinnable)
 
 GST_END_TEST;
 
+static const gchar *relay_src_modes[] = { "mmap", "userptr", "dmabuf", "rw" };
+static const gchar *relay_sink_modes[] = { "mmap", "userptr", "dmabuf-import",
+  "rw"
+};
+
+/* Every memory type of a source into every one of a sink, relayed from
+ * pipe 0 to pipe 1: pictures intact, no error. */
+GST_START_TEST (test_relay_modes)
+{
+  const gchar *src_mode = relay_src_modes[__i__ / 4];
+  const gchar *sink_mode = relay_sink_modes[__i__ % 4];
+  Relay r;
+
+  if (!out1_dev || !cap1_dev)
+    return;
+  GST_INFO ("relay src %s -> sink %s", src_mode, sink_mode);
+  relay_through_pipe1 (src_mode, sink_mode, &r);
+  fail_unless (r.seen > 0);
+}
+
+GST_END_TEST;
+
 /* The device goes away while playing (vivid unbound from its driver): an
  * error naming it within a second, and the pipeline still reaches NULL. */
 GST_START_TEST (test_device_vanishes)
@@ -1127,6 +1149,8 @@ gst_pipe_suite (void)
   tcase_add_test (tc, test_userptr_unfit_pool);
   tcase_add_test (tc, test_userptr_chain);
   tcase_add_test (tc, test_userptr_unpinnable);
+  tcase_add_loop_test (tc, test_relay_modes, 0,
+      G_N_ELEMENTS (relay_src_modes) * G_N_ELEMENTS (relay_sink_modes));
   tcase_add_test (tc, test_device_vanishes);     /* last: vivid is gone */
   return s;
 }
