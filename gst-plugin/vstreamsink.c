@@ -217,12 +217,14 @@ write_frame (GstVstreamSink * sink, GstBuffer * buf)
 /* dmabuf-import can queue only dma-bufs of the driver's layout: for
  * anything else use driver buffers (mmap) and copy into them. */
 static void
-gst_vstream_sink_fall_back_to_mmap (GstVstreamSink * sink)
+gst_vstream_sink_fall_back_to_mmap (GstVstreamSink * sink, GstBuffer * buf)
 {
   GstVstreamObject *obj = sink->obj;
+  GstMemory *mem = gst_buffer_peek_memory (buf, 0);
 
-  GST_INFO_OBJECT (sink, "%s: upstream buffer is no dma-buf of the "
-      "device's layout: copying into mmap buffers", obj->device);
+  GST_INFO_OBJECT (sink, "%s: upstream sent %s memory, no dma-buf of the "
+      "device's layout: copying into mmap buffers", obj->device,
+      mem->allocator ? mem->allocator->mem_type : "unknown");
   gst_vstream_buffer_pool_drain (GST_VSTREAM_BUFFER_POOL (sink->pool));
   gst_vstream_sink_release_pool (sink);
   obj->mode = GST_VSTREAM_IO_MMAP;
@@ -238,13 +240,16 @@ gst_vstream_sink_show_frame (GstVideoSink * vsink, GstBuffer * buf)
     return GST_FLOW_NOT_NEGOTIATED;
   if (!sink->pool)
     return write_frame (sink, buf);
-  if (sink->obj->mode == GST_VSTREAM_IO_DMABUF_IMPORT &&
-      !gst_vstream_buffer_pool_imports (GST_VSTREAM_BUFFER_POOL (sink->pool),
-          buf))
-    gst_vstream_sink_fall_back_to_mmap (sink);
   if (!gst_buffer_pool_is_active (sink->pool) &&
       !gst_buffer_pool_set_active (sink->pool, TRUE))
     return GST_FLOW_ERROR;
+  if (sink->obj->mode == GST_VSTREAM_IO_DMABUF_IMPORT &&
+      !gst_vstream_buffer_pool_imports (GST_VSTREAM_BUFFER_POOL (sink->pool),
+          buf)) {
+    gst_vstream_sink_fall_back_to_mmap (sink, buf);
+    if (!gst_buffer_pool_set_active (sink->pool, TRUE))
+      return GST_FLOW_ERROR;
+  }
   return gst_vstream_buffer_pool_render (GST_VSTREAM_BUFFER_POOL
       (sink->pool), buf);
 }

@@ -1016,8 +1016,11 @@ GST_START_TEST (test_dmabuf_chain)
   if (!out1_dev || !cap1_dev)
     return;
   relay_through_pipe1 ("dmabuf", "dmabuf-import", &r);
-  fail_unless_equals_uint64 (r.sink_copies, 0);
   fail_unless (r.sink_zero_copy > 0);
+  /* the sink copies only after a frame came as no dma-buf: one the
+   * source had to copy because the sink held all of its buffers */
+  fail_unless (r.sink_copies == 0 || r.src_copies > 0,
+      "sink copied %" G_GUINT64_FORMAT " frames, source none", r.sink_copies);
 }
 
 GST_END_TEST;
