@@ -291,3 +291,127 @@ gst_vstream_all_caps (void)
   }
   return caps;
 }
+
+/*
+ * Colorimetry.  V4L2 describes it with four fields (colorspace = primaries,
+ * ycbcr_enc = matrix, xfer_func, quantization = range), each of which may
+ * be DEFAULT, meaning "what the colorspace implies"; GStreamer with the
+ * four members of GstVideoColorimetry.  Where the two lists differ the
+ * nearest member is taken (the XV encodings are their base matrix).
+ */
+typedef struct
+{
+  guint32 v4l2;
+  gint gst;
+} GstVstreamMap;
+
+static const GstVstreamMap primaries_map[] = {
+  {V4L2_COLORSPACE_REC709, GST_VIDEO_COLOR_PRIMARIES_BT709},
+  {V4L2_COLORSPACE_SRGB, GST_VIDEO_COLOR_PRIMARIES_BT709},
+  {V4L2_COLORSPACE_JPEG, GST_VIDEO_COLOR_PRIMARIES_BT709},
+  {V4L2_COLORSPACE_SMPTE170M, GST_VIDEO_COLOR_PRIMARIES_SMPTE170M},
+  {V4L2_COLORSPACE_470_SYSTEM_BG, GST_VIDEO_COLOR_PRIMARIES_BT470BG},
+  {V4L2_COLORSPACE_470_SYSTEM_M, GST_VIDEO_COLOR_PRIMARIES_BT470M},
+  {V4L2_COLORSPACE_SMPTE240M, GST_VIDEO_COLOR_PRIMARIES_SMPTE240M},
+  {V4L2_COLORSPACE_BT2020, GST_VIDEO_COLOR_PRIMARIES_BT2020},
+  {V4L2_COLORSPACE_OPRGB, GST_VIDEO_COLOR_PRIMARIES_ADOBERGB},
+  {V4L2_COLORSPACE_DCI_P3, GST_VIDEO_COLOR_PRIMARIES_SMPTERP431},
+};
+
+static const GstVstreamMap matrix_map[] = {
+  {V4L2_YCBCR_ENC_601, GST_VIDEO_COLOR_MATRIX_BT601},
+  {V4L2_YCBCR_ENC_709, GST_VIDEO_COLOR_MATRIX_BT709},
+  {V4L2_YCBCR_ENC_BT2020, GST_VIDEO_COLOR_MATRIX_BT2020},
+  {V4L2_YCBCR_ENC_SMPTE240M, GST_VIDEO_COLOR_MATRIX_SMPTE240M},
+  {V4L2_YCBCR_ENC_XV601, GST_VIDEO_COLOR_MATRIX_BT601},
+  {V4L2_YCBCR_ENC_XV709, GST_VIDEO_COLOR_MATRIX_BT709},
+  {V4L2_YCBCR_ENC_BT2020_CONST_LUM, GST_VIDEO_COLOR_MATRIX_BT2020},
+};
+
+static const GstVstreamMap transfer_map[] = {
+  {V4L2_XFER_FUNC_709, GST_VIDEO_TRANSFER_BT709},
+  {V4L2_XFER_FUNC_SRGB, GST_VIDEO_TRANSFER_SRGB},
+  {V4L2_XFER_FUNC_OPRGB, GST_VIDEO_TRANSFER_ADOBERGB},
+  {V4L2_XFER_FUNC_SMPTE240M, GST_VIDEO_TRANSFER_SMPTE240M},
+  {V4L2_XFER_FUNC_NONE, GST_VIDEO_TRANSFER_GAMMA10},
+  {V4L2_XFER_FUNC_SMPTE2084, GST_VIDEO_TRANSFER_SMPTE2084},
+  /* same curve as 709, other names in GStreamer */
+  {V4L2_XFER_FUNC_709, GST_VIDEO_TRANSFER_BT601},
+  {V4L2_XFER_FUNC_709, GST_VIDEO_TRANSFER_BT2020_10},
+  {V4L2_XFER_FUNC_709, GST_VIDEO_TRANSFER_BT2020_12},
+};
+
+/* First entry for @v (to_gst) or @g (to V4L2); @fallback if none. */
+static gint
+map_lookup (const GstVstreamMap * map, guint n, gboolean to_gst, gint key,
+    gint fallback)
+{
+  guint i;
+
+  for (i = 0; i < n; i++) {
+    if (to_gst && map[i].v4l2 == (guint32) key)
+      return map[i].gst;
+    if (!to_gst && map[i].gst == key)
+      return map[i].v4l2;
+  }
+  return fallback;
+}
+
+/* Colorimetry of a format the device reports; FALSE when it names none
+ * (DEFAULT or RAW colorspace). */
+gboolean
+gst_vstream_colorimetry_from_v4l2 (const struct v4l2_pix_format *pix,
+    gboolean rgb, GstVideoColorimetry * c)
+{
+  guint32 enc, xfer, quant;
+
+  if (pix->colorspace == V4L2_COLORSPACE_DEFAULT ||
+      pix->colorspace == V4L2_COLORSPACE_RAW)
+    return FALSE;
+  enc = pix->ycbcr_enc ? pix->ycbcr_enc :
+      V4L2_MAP_YCBCR_ENC_DEFAULT (pix->colorspace);
+  xfer = pix->xfer_func ? pix->xfer_func :
+      V4L2_MAP_XFER_FUNC_DEFAULT (pix->colorspace);
+  quant = pix->quantization ? pix->quantization :
+      V4L2_MAP_QUANTIZATION_DEFAULT (rgb, pix->colorspace, enc);
+  c->primaries = map_lookup (primaries_map, G_N_ELEMENTS (primaries_map),
+      TRUE, pix->colorspace, GST_VIDEO_COLOR_PRIMARIES_UNKNOWN);
+  c->matrix = rgb ? GST_VIDEO_COLOR_MATRIX_RGB :
+      map_lookup (matrix_map, G_N_ELEMENTS (matrix_map), TRUE, enc,
+      GST_VIDEO_COLOR_MATRIX_UNKNOWN);
+  c->transfer = map_lookup (transfer_map, G_N_ELEMENTS (transfer_map), TRUE,
+      xfer, GST_VIDEO_TRANSFER_UNKNOWN);
+  c->range = quant == V4L2_QUANTIZATION_FULL_RANGE ?
+      GST_VIDEO_COLOR_RANGE_0_255 : GST_VIDEO_COLOR_RANGE_16_235;
+  /* V4L2 has one name for the 709 curve: use GStreamer's for these
+   * primaries, so that caps read "bt601" or "bt2020" */
+  if (c->transfer == GST_VIDEO_TRANSFER_BT709) {
+    if (c->primaries == GST_VIDEO_COLOR_PRIMARIES_SMPTE170M ||
+        c->primaries == GST_VIDEO_COLOR_PRIMARIES_BT470BG ||
+        c->primaries == GST_VIDEO_COLOR_PRIMARIES_BT470M)
+      c->transfer = GST_VIDEO_TRANSFER_BT601;
+    else if (c->primaries == GST_VIDEO_COLOR_PRIMARIES_BT2020)
+      c->transfer = GST_VIDEO_TRANSFER_BT2020_12;
+  }
+  return TRUE;
+}
+
+/* The four V4L2 fields for @c; what it leaves unknown stays DEFAULT. */
+void
+gst_vstream_colorimetry_to_v4l2 (const GstVideoColorimetry * c,
+    struct v4l2_pix_format *pix)
+{
+  pix->colorspace = map_lookup (primaries_map, G_N_ELEMENTS (primaries_map),
+      FALSE, c->primaries, V4L2_COLORSPACE_DEFAULT);
+  /* BT.709 primaries with the sRGB curve is the sRGB colorspace */
+  if (pix->colorspace == V4L2_COLORSPACE_REC709 &&
+      c->transfer == GST_VIDEO_TRANSFER_SRGB)
+    pix->colorspace = V4L2_COLORSPACE_SRGB;
+  pix->ycbcr_enc = map_lookup (matrix_map, G_N_ELEMENTS (matrix_map), FALSE,
+      c->matrix, V4L2_YCBCR_ENC_DEFAULT);
+  pix->xfer_func = map_lookup (transfer_map, G_N_ELEMENTS (transfer_map),
+      FALSE, c->transfer, V4L2_XFER_FUNC_DEFAULT);
+  pix->quantization = c->range == GST_VIDEO_COLOR_RANGE_0_255 ?
+      V4L2_QUANTIZATION_FULL_RANGE : c->range == GST_VIDEO_COLOR_RANGE_16_235 ?
+      V4L2_QUANTIZATION_LIM_RANGE : V4L2_QUANTIZATION_DEFAULT;
+}

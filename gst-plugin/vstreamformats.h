@@ -40,6 +40,10 @@ guint32 gst_vstream_buffer_get_field (GstBuffer * buf, guint32 fmt_field);
 gboolean gst_vstream_info_from_v4l2 (GstVideoInfo * info,
     const struct v4l2_pix_format *pix, GstCaps * caps);
 GstCaps *gst_vstream_all_caps (void);
+gboolean gst_vstream_colorimetry_from_v4l2 (const struct v4l2_pix_format *pix,
+    gboolean rgb, GstVideoColorimetry * c);
+void gst_vstream_colorimetry_to_v4l2 (const GstVideoColorimetry * c,
+    struct v4l2_pix_format *pix);
 
 G_END_DECLS
 #endif

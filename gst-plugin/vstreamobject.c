@@ -342,14 +342,16 @@ set_dimension (GstStructure * s, const gchar * name, guint min, guint max,
   }
 }
 
-/* Fields the device accepts for a format, found with TRY_FMT. */
+/* Fields the device accepts for a format, found with TRY_FMT; @tried gets
+ * the first accepted format (its colorimetry), colorspace 0 if none. */
 static GArray *
 probe_fields (gint fd, enum v4l2_buf_type type, GstVstreamIoctlFunc func,
-    guint32 fourcc, guint w, guint h)
+    guint32 fourcc, guint w, guint h, struct v4l2_pix_format *tried)
 {
   GArray *out = g_array_new (FALSE, FALSE, sizeof (guint32));
   guint i;
 
+  memset (tried, 0, sizeof (*tried));
   for (i = 0; i < gst_vstream_n_fields (); i++) {
     guint32 field = gst_vstream_field_at (i)->field;
     struct v4l2_format fmt = {.type = type };
@@ -364,17 +366,44 @@ probe_fields (gint fd, enum v4l2_buf_type type, GstVstreamIoctlFunc func,
         g_array_append_val (out, field);
       continue;
     }
-    if (fmt.fmt.pix.pixelformat == fourcc && fmt.fmt.pix.field == field)
+    if (fmt.fmt.pix.pixelformat == fourcc && fmt.fmt.pix.field == field) {
+      if (!out->len)
+        *tried = fmt.fmt.pix;
       g_array_append_val (out, field);
+    }
   }
   return out;
 }
 
+/* A capture device decides the colorimetry: say it in its caps (raw video
+ * only; a colorspace of 0 says nothing).  Output devices take any. */
 static void
-append_size (GstCaps * caps, guint32 fourcc, GArray * fields,
+set_colorimetry (GstStructure * s, enum v4l2_buf_type type,
+    const struct v4l2_pix_format *pix)
+{
+  const GstVstreamFormat *f = gst_vstream_format_from_fourcc (pix->pixelformat);
+  GstVideoColorimetry c;
+  gchar *str;
+
+  if (type != V4L2_BUF_TYPE_VIDEO_CAPTURE || !f ||
+      f->format == GST_VIDEO_FORMAT_ENCODED ||
+      !gst_vstream_colorimetry_from_v4l2 (pix,
+          GST_VIDEO_FORMAT_INFO_IS_RGB (gst_video_format_get_info (f->format)),
+          &c))
+    return;
+  str = gst_video_colorimetry_to_string (&c);
+  if (str)
+    gst_structure_set (s, "colorimetry", G_TYPE_STRING, str, NULL);
+  g_free (str);
+}
+
+static void
+append_size (GstCaps * caps, enum v4l2_buf_type type,
+    const struct v4l2_pix_format *tried, GArray * fields,
     guint minw, guint maxw, guint stepw, guint minh, guint maxh, guint steph,
     const GValue * rates)
 {
+  guint32 fourcc = tried->pixelformat;
   guint i;
 
   for (i = 0; i < fields->len; i++) {
@@ -393,6 +422,7 @@ append_size (GstCaps * caps, guint32 fourcc, GArray * fields,
     set_dimension (s, "width", minw, maxw, stepw);
     set_dimension (s, "height", minh * mul, maxh * mul, steph * mul);
     gst_structure_set_value (s, "framerate", rates);
+    set_colorimetry (s, type, tried);
     gst_caps_append_structure_full (caps, s, feat);
   }
 }
@@ -409,6 +439,7 @@ gst_vstream_probe_fd_caps (gint fd, enum v4l2_buf_type type,
   for (desc.index = 0; probe_ioctl (fd, func, VIDIOC_ENUM_FMT, &desc) == 0;
       desc.index++) {
     struct v4l2_frmsizeenum fs = {.pixel_format = desc.pixelformat };
+    struct v4l2_pix_format tried;
     GArray *fields;
     GValue rates = G_VALUE_INIT;
 
@@ -436,11 +467,12 @@ gst_vstream_probe_fd_caps (gint fd, enum v4l2_buf_type type,
     }
     if (fs.type == V4L2_FRMSIZE_TYPE_DISCRETE) {
       fields = probe_fields (fd, type, func, desc.pixelformat,
-          fs.discrete.width, fs.discrete.height);
+          fs.discrete.width, fs.discrete.height, &tried);
+      tried.pixelformat = desc.pixelformat;
       do {
         probe_framerates (fd, type, func, desc.pixelformat, fs.discrete.width,
             fs.discrete.height, &rates);
-        append_size (caps, desc.pixelformat, fields, fs.discrete.width,
+        append_size (caps, type, &tried, fields, fs.discrete.width,
             fs.discrete.width, 1, fs.discrete.height, fs.discrete.height, 1,
             &rates);
         g_value_unset (&rates);
@@ -454,10 +486,11 @@ gst_vstream_probe_fd_caps (gint fd, enum v4l2_buf_type type,
           fs.stepwise.step_height : 1;
 
       fields = probe_fields (fd, type, func, desc.pixelformat,
-          fs.stepwise.min_width, fs.stepwise.min_height);
+          fs.stepwise.min_width, fs.stepwise.min_height, &tried);
+      tried.pixelformat = desc.pixelformat;
       probe_framerates (fd, type, func, desc.pixelformat,
           fs.stepwise.min_width, fs.stepwise.min_height, &rates);
-      append_size (caps, desc.pixelformat, fields, fs.stepwise.min_width,
+      append_size (caps, type, &tried, fields, fs.stepwise.min_width,
           fs.stepwise.max_width, step_w, fs.stepwise.min_height,
           fs.stepwise.max_height, step_h, &rates);
       g_value_unset (&rates);
@@ -515,22 +548,20 @@ gst_vstream_object_get_current (GstVstreamObject * obj,
   return TRUE;
 }
 
-static guint32
-colorspace_from_caps (const GstStructure * s)
+/* The V4L2 colorimetry fields for @caps' colorimetry; caps without one
+ * mean what GStreamer assumes for the format and size. */
+static void
+colorimetry_from_caps (GstCaps * caps, struct v4l2_pix_format *pix)
 {
-  const gchar *c = gst_structure_get_string (s, "colorimetry");
+  const gchar *str = gst_structure_get_string (gst_caps_get_structure (caps,
+          0), "colorimetry");
+  GstVideoColorimetry c;
+  GstVideoInfo info;
 
-  if (!c)
-    return V4L2_COLORSPACE_DEFAULT;
-  if (g_str_equal (c, GST_VIDEO_COLORIMETRY_BT601))
-    return V4L2_COLORSPACE_SMPTE170M;
-  if (g_str_equal (c, GST_VIDEO_COLORIMETRY_BT709))
-    return V4L2_COLORSPACE_REC709;
-  if (g_str_equal (c, GST_VIDEO_COLORIMETRY_SRGB))
-    return V4L2_COLORSPACE_SRGB;
-  if (g_str_equal (c, GST_VIDEO_COLORIMETRY_BT2020))
-    return V4L2_COLORSPACE_BT2020;
-  return V4L2_COLORSPACE_DEFAULT;
+  if (str && gst_video_colorimetry_from_string (&c, str))
+    gst_vstream_colorimetry_to_v4l2 (&c, pix);
+  else if (!str && gst_video_info_from_caps (&info, caps))
+    gst_vstream_colorimetry_to_v4l2 (&info.colorimetry, pix);
 }
 
 gboolean
@@ -561,7 +592,7 @@ gst_vstream_object_set_format (GstVstreamObject * obj, GstCaps * caps)
   fmt.fmt.pix.height = height;
   fmt.fmt.pix.field = field;
   if (is_output (obj))
-    fmt.fmt.pix.colorspace = colorspace_from_caps (s);
+    colorimetry_from_caps (caps, &fmt.fmt.pix);
   if (gst_vstream_object_ioctl (obj, VIDIOC_S_FMT, &fmt) < 0) {
     if (errno == EBUSY)
       GST_ELEMENT_ERROR (obj->element, RESOURCE, BUSY,

@@ -147,6 +147,8 @@ fake_ioctl (int fd, unsigned long req, void *arg)
           (fl != V4L2_FIELD_NONE && fl != V4L2_FIELD_INTERLACED_TB &&
               fl != V4L2_FIELD_ALTERNATE))
         f->fmt.pix.field = V4L2_FIELD_NONE;
+      /* HD colorimetry, the other fields left to the colorspace */
+      f->fmt.pix.colorspace = V4L2_COLORSPACE_REC709;
       return 0;
     }
   }
@@ -183,7 +185,82 @@ GST_START_TEST (test_probe_canned_device)
   want = gst_caps_from_string ("image/jpeg,width=1281,height=720");
   fail_if (gst_caps_can_intersect (caps, want), "step 8 not honoured");
   gst_caps_unref (want);
+  /* a capture device states its colorimetry ... */
+  want = gst_caps_from_string ("video/x-raw,format=YUY2,width=640,"
+      "height=480,colorimetry=bt601");
+  fail_if (gst_caps_can_intersect (caps, want), "bt601 on a bt709 device");
+  gst_caps_unref (want);
+  want = gst_caps_from_string ("video/x-raw,format=YUY2,width=640,"
+      "height=480,colorimetry=bt709");
+  fail_unless (gst_caps_can_intersect (caps, want));
+  gst_caps_unref (want);
   gst_caps_unref (caps);
+  /* ... an output device takes any */
+  caps = gst_vstream_probe_fd_caps (-1, V4L2_BUF_TYPE_VIDEO_OUTPUT,
+      fake_ioctl);
+  want = gst_caps_from_string ("video/x-raw,format=YUY2,width=640,"
+      "height=480,colorimetry=bt601");
+  fail_unless (gst_caps_can_intersect (caps, want));
+  gst_caps_unref (want);
+  gst_caps_unref (caps);
+}
+
+GST_END_TEST;
+
+/* V4L2's four colorimetry fields <-> GStreamer's, both ways. */
+static const struct
+{
+  guint32 colorspace, enc, xfer, quant;
+  gboolean rgb;
+  const gchar *caps;
+} colorimetries[] = {
+  /* DEFAULT fields: what the colorspace implies */
+  {V4L2_COLORSPACE_SMPTE170M, 0, 0, 0, FALSE, GST_VIDEO_COLORIMETRY_BT601},
+  {V4L2_COLORSPACE_REC709, 0, 0, 0, FALSE, GST_VIDEO_COLORIMETRY_BT709},
+  {V4L2_COLORSPACE_BT2020, 0, 0, 0, FALSE, GST_VIDEO_COLORIMETRY_BT2020},
+  {V4L2_COLORSPACE_SRGB, 0, 0, 0, TRUE, GST_VIDEO_COLORIMETRY_SRGB},
+  /* explicit fields */
+  {V4L2_COLORSPACE_REC709, V4L2_YCBCR_ENC_709, V4L2_XFER_FUNC_709,
+      V4L2_QUANTIZATION_FULL_RANGE, FALSE, "1:3:5:1"},
+  {V4L2_COLORSPACE_SMPTE240M, V4L2_YCBCR_ENC_SMPTE240M,
+      V4L2_XFER_FUNC_SMPTE240M, V4L2_QUANTIZATION_LIM_RANGE, FALSE,
+      GST_VIDEO_COLORIMETRY_SMPTE240M},
+};
+
+GST_START_TEST (test_colorimetry_mapping)
+{
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (colorimetries); i++) {
+    struct v4l2_pix_format pix = {.colorspace = colorimetries[i].colorspace,
+      .ycbcr_enc = colorimetries[i].enc,.xfer_func = colorimetries[i].xfer,
+      .quantization = colorimetries[i].quant
+    }, back = { 0 };
+    GstVideoColorimetry c, want;
+    gchar *str;
+
+    fail_unless (gst_vstream_colorimetry_from_v4l2 (&pix,
+            colorimetries[i].rgb, &c));
+    fail_unless (gst_video_colorimetry_from_string (&want,
+            colorimetries[i].caps));
+    str = gst_video_colorimetry_to_string (&c);
+    fail_unless (gst_video_colorimetry_is_equal (&c, &want),
+        "row %u: %s, want %s", i, str, colorimetries[i].caps);
+    g_free (str);
+    /* back: the same colour, explicit or by the colorspace's defaults */
+    gst_vstream_colorimetry_to_v4l2 (&c, &back);
+    fail_unless_equals_int (back.colorspace, pix.colorspace);
+    fail_unless (!pix.ycbcr_enc || back.ycbcr_enc == pix.ycbcr_enc);
+    fail_unless (!pix.xfer_func || back.xfer_func == pix.xfer_func);
+    fail_unless (!pix.quantization || back.quantization == pix.quantization);
+  }
+  /* a RAW or DEFAULT colorspace names no colorimetry */
+  {
+    struct v4l2_pix_format pix = {.colorspace = V4L2_COLORSPACE_RAW };
+    GstVideoColorimetry c;
+
+    fail_if (gst_vstream_colorimetry_from_v4l2 (&pix, FALSE, &c));
+  }
 }
 
 GST_END_TEST;
@@ -280,6 +357,7 @@ vstream_unit_suite (void)
   tcase_add_test (tc, test_field_table_round_trip);
   tcase_add_test (tc, test_buffer_field_flags);
   tcase_add_test (tc, test_probe_canned_device);
+  tcase_add_test (tc, test_colorimetry_mapping);
   tcase_add_test (tc, test_info_from_v4l2_layout);
   tcase_add_test (tc, test_elements_registered);
   tcase_add_test (tc, test_missing_device_errors);

@@ -444,7 +444,8 @@ GST_START_TEST (test_interlace_modes)
   if (alt)
     fail_unless (tops > 0 && bottoms > 0);
   got = gst_pad_get_current_caps (h->sinkpad);
-  fail_unless (gst_caps_is_equal (got, p->caps), "negotiated %"
+  /* the writer's caps, plus the colorimetry the device states */
+  fail_unless (gst_caps_is_subset (got, p->caps), "negotiated %"
       GST_PTR_FORMAT, got);
   gst_caps_unref (got);
   gst_harness_teardown (h);
@@ -1082,6 +1083,38 @@ GST_START_TEST (test_relay_modes)
 
 GST_END_TEST;
 
+static const gchar *colorimetries[] = { "bt601", "bt709", "bt2020" };
+
+/* The producer's colorimetry travels through the pipe: the reader's caps
+ * say what the writer's said. */
+GST_START_TEST (test_colorimetry)
+{
+  const gchar *want = colorimetries[__i__];
+  gchar *desc = g_strdup_printf ("videotestsrc is-live=true ! " YUY2
+      ",colorimetry=%s ! vstreamsink name=sink device=%s", want, out_dev);
+  Producer *p = producer_start (desc);
+  gchar *src = g_strdup_printf ("vstreamsrc device=%s", cap_dev);
+  GstHarness *h;
+  GstCaps *c;
+  const gchar *got;
+
+  wait_streaming (p);
+  h = consumer (src, YUY2);
+  gst_buffer_unref (gst_harness_pull (h));
+  c = gst_pad_get_current_caps (h->sinkpad);
+  got = gst_structure_get_string (gst_caps_get_structure (c, 0),
+      "colorimetry");
+  fail_unless (got != NULL && g_str_equal (got, want), "caps %"
+      GST_PTR_FORMAT ", want colorimetry %s", c, want);
+  gst_caps_unref (c);
+  gst_harness_teardown (h);
+  producer_stop (p);
+  g_free (src);
+  g_free (desc);
+}
+
+GST_END_TEST;
+
 /* The device goes away while playing (vivid unbound from its driver): an
  * error naming it within a second, and the pipeline still reaches NULL. */
 GST_START_TEST (test_device_vanishes)
@@ -1152,6 +1185,7 @@ gst_pipe_suite (void)
   tcase_add_test (tc, test_userptr_unfit_pool);
   tcase_add_test (tc, test_userptr_chain);
   tcase_add_test (tc, test_userptr_unpinnable);
+  tcase_add_loop_test (tc, test_colorimetry, 0, G_N_ELEMENTS (colorimetries));
   tcase_add_loop_test (tc, test_relay_modes, 0,
       G_N_ELEMENTS (relay_src_modes) * G_N_ELEMENTS (relay_sink_modes));
   tcase_add_test (tc, test_device_vanishes);     /* last: vivid is gone */
