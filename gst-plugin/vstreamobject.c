@@ -397,6 +397,23 @@ set_colorimetry (GstStructure * s, enum v4l2_buf_type type,
   g_free (str);
 }
 
+/* A capture device's pixel aspect ratio (CROPCAP, y/x in V4L2, x/y in
+ * caps); FALSE when it does not say (square pixels are then assumed). */
+static gboolean
+probe_pixel_aspect (gint fd, enum v4l2_buf_type type,
+    GstVstreamIoctlFunc func, gint * par_n, gint * par_d)
+{
+  struct v4l2_cropcap cc = {.type = type };
+
+  if (type != V4L2_BUF_TYPE_VIDEO_CAPTURE ||
+      probe_ioctl (fd, func, VIDIOC_CROPCAP, &cc) < 0 ||
+      !cc.pixelaspect.numerator || !cc.pixelaspect.denominator)
+    return FALSE;
+  *par_n = cc.pixelaspect.denominator;
+  *par_d = cc.pixelaspect.numerator;
+  return TRUE;
+}
+
 static void
 append_size (GstCaps * caps, enum v4l2_buf_type type,
     const struct v4l2_pix_format *tried, GArray * fields,
@@ -433,6 +450,8 @@ gst_vstream_probe_fd_caps (gint fd, enum v4l2_buf_type type,
 {
   GstCaps *caps = gst_caps_new_empty ();
   struct v4l2_fmtdesc desc = {.type = type };
+
+  gint par_n = 0, par_d = 0;
 
   if (!func)
     func = default_ioctl;
@@ -496,6 +515,17 @@ gst_vstream_probe_fd_caps (gint fd, enum v4l2_buf_type type,
       g_value_unset (&rates);
     }
     g_array_free (fields, TRUE);
+  }
+  if (probe_pixel_aspect (fd, type, func, &par_n, &par_d)) {
+    guint i;
+
+    for (i = 0; i < gst_caps_get_size (caps); i++) {
+      GstStructure *s = gst_caps_get_structure (caps, i);
+
+      if (gst_structure_has_name (s, "video/x-raw"))
+        gst_structure_set (s, "pixel-aspect-ratio", GST_TYPE_FRACTION, par_n,
+            par_d, NULL);
+    }
   }
   return caps;
 }

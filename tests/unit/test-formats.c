@@ -139,6 +139,14 @@ fake_ioctl (int fd, unsigned long req, void *arg)
       }
       break;
     }
+    case VIDIOC_CROPCAP:{
+      struct v4l2_cropcap *cc = arg;
+
+      /* NTSC-sampled pixels: V4L2 says y/x = 11/10 */
+      cc->pixelaspect.numerator = 11;
+      cc->pixelaspect.denominator = 10;
+      return 0;
+    }
     case VIDIOC_TRY_FMT:{
       struct v4l2_format *f = arg;
       guint32 fl = f->fmt.pix.field;
@@ -194,12 +202,21 @@ GST_START_TEST (test_probe_canned_device)
       "height=480,colorimetry=bt709");
   fail_unless (gst_caps_can_intersect (caps, want));
   gst_caps_unref (want);
+  /* ... and its pixel aspect ratio, x/y */
+  want = gst_caps_from_string ("video/x-raw,format=YUY2,width=640,"
+      "height=480,pixel-aspect-ratio=1/1");
+  fail_if (gst_caps_can_intersect (caps, want), "square pixels offered");
+  gst_caps_unref (want);
+  want = gst_caps_from_string ("video/x-raw,format=YUY2,width=640,"
+      "height=480,pixel-aspect-ratio=10/11");
+  fail_unless (gst_caps_can_intersect (caps, want));
+  gst_caps_unref (want);
   gst_caps_unref (caps);
-  /* ... an output device takes any */
+  /* ... an output device takes any of both */
   caps = gst_vstream_probe_fd_caps (-1, V4L2_BUF_TYPE_VIDEO_OUTPUT,
       fake_ioctl);
   want = gst_caps_from_string ("video/x-raw,format=YUY2,width=640,"
-      "height=480,colorimetry=bt601");
+      "height=480,colorimetry=bt601,pixel-aspect-ratio=4/3");
   fail_unless (gst_caps_can_intersect (caps, want));
   gst_caps_unref (want);
   gst_caps_unref (caps);

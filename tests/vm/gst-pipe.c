@@ -1083,6 +1083,43 @@ GST_START_TEST (test_relay_modes)
 
 GST_END_TEST;
 
+/* vivid's S-Video input with an NTSC standard samples non-square pixels
+ * (CROPCAP pixelaspect 11/10, y/x): the caps say pixel-aspect-ratio=10/11. */
+GST_START_TEST (test_pixel_aspect_ratio)
+{
+  v4l2_std_id ntsc = V4L2_STD_NTSC_M;
+  gint input = 2, par_n = 0, par_d = 0, fd;
+  gchar *src;
+  GstHarness *h;
+  GstCaps *c;
+
+  if (!vivid_dev || !*vivid_dev)
+    return;
+  fd = open (vivid_dev, O_RDWR);
+  fail_unless (fd >= 0);
+  fail_unless (ioctl (fd, VIDIOC_S_INPUT, &input) == 0, "S_INPUT 2");
+  fail_unless (ioctl (fd, VIDIOC_S_STD, &ntsc) == 0, "S_STD NTSC");
+  close (fd);
+  src = g_strdup_printf ("vstreamsrc device=%s", vivid_dev);
+  h = consumer (src, "video/x-raw,format=YUY2");
+  gst_buffer_unref (gst_harness_pull (h));
+  c = gst_pad_get_current_caps (h->sinkpad);
+  fail_unless (gst_structure_get_fraction (gst_caps_get_structure (c, 0),
+          "pixel-aspect-ratio", &par_n, &par_d), "no PAR in %" GST_PTR_FORMAT,
+      c);
+  fail_unless (par_n == 10 && par_d == 11, "PAR %d/%d", par_n, par_d);
+  gst_caps_unref (c);
+  gst_harness_teardown (h);
+  g_free (src);
+  /* back to the webcam input the other vivid tests expect */
+  input = 0;
+  fd = open (vivid_dev, O_RDWR);
+  fail_unless (fd >= 0 && ioctl (fd, VIDIOC_S_INPUT, &input) == 0);
+  close (fd);
+}
+
+GST_END_TEST;
+
 static const gchar *colorimetries[] = { "bt601", "bt709", "bt2020" };
 
 /* The producer's colorimetry travels through the pipe: the reader's caps
@@ -1175,6 +1212,7 @@ gst_pipe_suite (void)
   tcase_add_test (tc, test_stock_v4l2src);
   tcase_add_test (tc, test_stock_v4l2sink);
   tcase_add_test (tc, test_vivid_source);
+  tcase_add_test (tc, test_pixel_aspect_ratio);
   tcase_add_test (tc, test_held_buffers);
   tcase_add_test (tc, test_errors);
   tcase_add_test (tc, test_sink_renegotiates);
