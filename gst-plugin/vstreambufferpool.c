@@ -21,8 +21,8 @@
  * propose_allocation); render() queues them without a copy.  Foreign
  * buffers are imported (userptr, dmabuf-import) when their layout matches
  * the driver's, else copied into a pool buffer; so are all of them once
- * the driver could not pin upstream's memory (EFAULT).  acquire reclaims finished
- * buffers with DQBUF when the free queue is empty.
+ * the driver could not pin upstream's memory (EFAULT).  acquire reclaims
+ * finished buffers with DQBUF when the free queue is empty.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -51,7 +51,7 @@ struct _GstVstreamBufferPool
   guint count;
   guint next_index;
   gboolean output;
-  gsize frame_size;             /* sizeimage when made: the device's may move on */
+  gsize frame_size;             /* sizeimage when made; the device's moves on */
   gboolean import_refused;      /* output: the driver could not pin upstream's
                                  * memory once; copy from then on */
 

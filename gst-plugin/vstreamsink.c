@@ -321,7 +321,8 @@ gst_vstream_sink_class_init (GstVstreamSinkClass * klass)
   gobject_class->finalize = gst_vstream_sink_finalize;
 
   gst_vstream_object_install_properties (gobject_class, DEFAULT_DEVICE,
-      "V4L2 output node to feed", "frames, copies and zero-copy (driver or imported) frames queued");
+      "V4L2 output node to feed",
+      "frames, copies and zero-copy (driver or imported) frames queued");
 
   gst_element_class_set_static_metadata (element_class,
       "vstream video sink", "Sink/Video",

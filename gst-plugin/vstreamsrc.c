@@ -487,7 +487,8 @@ gst_vstream_src_class_init (GstVstreamSrcClass * klass)
   gobject_class->finalize = gst_vstream_src_finalize;
 
   gst_vstream_object_install_properties (gobject_class, DEFAULT_DEVICE,
-      "V4L2 capture node to read", "frames, drops (sequence gaps), copies and zero-copy pushes");
+      "V4L2 capture node to read",
+      "frames, drops (sequence gaps), copies and zero-copy pushes");
 
   gst_element_class_set_static_metadata (element_class,
       "vstream video source", "Source/Video",
