@@ -237,9 +237,12 @@ configure_lender (GstVstreamSrc * src, GstBufferPool * theirs, guint size,
   if (!gst_buffer_pool_set_config (theirs, config)) {
     /* the pool may have adjusted the request: take it if still valid */
     config = gst_buffer_pool_get_config (theirs);
-    ok = gst_buffer_pool_config_validate_params (config, obj->caps, size,
-        min, max) && gst_buffer_pool_set_config (theirs, config);
-    if (!ok)
+    if (!gst_buffer_pool_config_validate_params (config, obj->caps, size,
+            min, max)) {
+      gst_structure_free (config);
+      return FALSE;
+    }
+    if (!gst_buffer_pool_set_config (theirs, config))
       return FALSE;
   }
   *activated = gst_buffer_pool_set_active (theirs, TRUE);
