@@ -197,7 +197,8 @@ gst_vstream_buffer_pool_alloc_buffer (GstBufferPool * bpool,
 static gboolean layout_fits (GstVstreamBufferPool * pool, GstBuffer * buf);
 
 /* Can the driver write a frame straight into @buf's memory?  Only plain
- * process memory can be pinned for USERPTR (another device's mmap cannot). */
+ * process memory is lent: a device's mmap or a dma-buf mapping may not be
+ * pinnable for writing (QBUF would fail with EFAULT). */
 static gboolean
 lendable (GstVstreamBufferPool * pool, GstBuffer * buf)
 {
