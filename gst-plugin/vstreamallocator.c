@@ -214,10 +214,16 @@ fail:
   return 0;
 }
 
-/* REQBUFS(0), unless a newer allocator owns the queue by now.  vb2 keeps a
- * buffer's memory for as long as it is mapped. */
-static void
-release_queue (GstVstreamAllocator * alloc)
+/*
+ * Free the driver's buffers now (REQBUFS(0)), while memories may still be
+ * out in the pipeline (a sink keeps its last frame): vb2 keeps a buffer's
+ * memory for as long as it is mapped, and the mappings stay until
+ * gst_vstream_allocator_stop() once they are all back.  The node is free
+ * for a new format at once.  A newer allocator that owns the queue by now
+ * keeps its buffers.
+ */
+void
+gst_vstream_allocator_orphan (GstVstreamAllocator * alloc)
 {
   GstVstreamObject *obj = alloc->obj;
   struct v4l2_requestbuffers req = {.count = 0 };
@@ -230,18 +236,6 @@ release_queue (GstVstreamAllocator * alloc)
       GST_WARNING ("REQBUFS(0) on %s: %s", obj->device, g_strerror (errno));
   }
   alloc->generation = 0;
-}
-
-/*
- * Free the driver's buffers now, while memories may still be out in the
- * pipeline (a sink keeps its last frame): they stay mapped, and valid,
- * until gst_vstream_allocator_stop() once they are all back.  The node is
- * free for a new format at once.
- */
-void
-gst_vstream_allocator_orphan (GstVstreamAllocator * alloc)
-{
-  release_queue (alloc);
 }
 
 void
@@ -257,7 +251,7 @@ gst_vstream_allocator_stop (GstVstreamAllocator * alloc)
     alloc->data[i] = NULL;
   }
   alloc->count = 0;
-  release_queue (alloc);
+  gst_vstream_allocator_orphan (alloc);
 }
 
 GstMemory *
