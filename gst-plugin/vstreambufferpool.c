@@ -152,6 +152,30 @@ gst_vstream_buffer_pool_set_config (GstBufferPool * bpool,
   return ok;
 }
 
+/* Memory every driver can pin as USERPTR: plain, page-aligned. */
+void
+gst_vstream_buffer_pool_pinnable_params (GstAllocationParams * params)
+{
+  gst_allocation_params_init (params);
+  params->align = sysconf (_SC_PAGESIZE) - 1;
+}
+
+/* Set up @config of @pool (any pool, usually a plain video pool) for
+ * frames of @caps in pinnable memory, with video meta if @pool has it. */
+void
+gst_vstream_buffer_pool_config_pinnable (GstBufferPool * pool,
+    GstStructure * config, GstCaps * caps, guint size, guint min, guint max)
+{
+  GstAllocationParams params;
+
+  gst_buffer_pool_config_set_params (config, caps, size, min, max);
+  gst_vstream_buffer_pool_pinnable_params (&params);
+  gst_buffer_pool_config_set_allocator (config, NULL, &params);
+  if (gst_buffer_pool_has_option (pool, GST_BUFFER_POOL_OPTION_VIDEO_META))
+    gst_buffer_pool_config_add_option (config,
+        GST_BUFFER_POOL_OPTION_VIDEO_META);
+}
+
 static GstFlowReturn
 gst_vstream_buffer_pool_alloc_buffer (GstBufferPool * bpool,
     GstBuffer ** buffer, GstBufferPoolAcquireParams * params)
@@ -170,12 +194,11 @@ gst_vstream_buffer_pool_alloc_buffer (GstBufferPool * bpool,
   else if (pool->memory == V4L2_MEMORY_MMAP)
     mem = gst_vstream_allocator_wrap (pool->vallocator, index);
   else {
-    /* userptr / dmabuf-import: page-aligned process memory, used as the
+    /* userptr / dmabuf-import: pinnable process memory, used as the
      * capture target or as the copy target for unfit upstream buffers */
     GstAllocationParams p;
 
-    gst_allocation_params_init (&p);
-    p.align = sysconf (_SC_PAGESIZE) - 1;
+    gst_vstream_buffer_pool_pinnable_params (&p);
     mem = gst_allocator_alloc (NULL, pool->frame_size, &p);
   }
   if (!mem)

@@ -16,6 +16,9 @@ G_DECLARE_FINAL_TYPE (GstVstreamBufferPool, gst_vstream_buffer_pool, GST,
 
 GstBufferPool *gst_vstream_buffer_pool_new (GstVstreamObject * obj,
     GstCaps * caps);
+void gst_vstream_buffer_pool_pinnable_params (GstAllocationParams * params);
+void gst_vstream_buffer_pool_config_pinnable (GstBufferPool * pool,
+    GstStructure * config, GstCaps * caps, guint size, guint min, guint max);
 GstFlowReturn gst_vstream_buffer_pool_render (GstVstreamBufferPool * pool,
     GstBuffer * buf);
 void gst_vstream_buffer_pool_set_flushing (GstVstreamBufferPool * pool,

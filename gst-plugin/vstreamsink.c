@@ -143,6 +143,7 @@ gst_vstream_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
   return TRUE;
 }
 
+/* userptr: a plain video pool of pinnable memory */
 static void
 propose_userptr_pool (GstVstreamSink * sink, GstQuery * query)
 {
@@ -152,12 +153,9 @@ propose_userptr_pool (GstVstreamSink * sink, GstQuery * query)
   guint size = MAX (obj->info.size, obj->format.fmt.pix.sizeimage);
   GstAllocationParams params;
 
-  gst_allocation_params_init (&params);
-  params.align = sysconf (_SC_PAGESIZE) - 1;
-  gst_buffer_pool_config_set_params (config, obj->caps, size, 0, 0);
-  gst_buffer_pool_config_set_allocator (config, NULL, &params);
-  gst_buffer_pool_config_add_option (config,
-      GST_BUFFER_POOL_OPTION_VIDEO_META);
+  gst_vstream_buffer_pool_pinnable_params (&params);
+  gst_vstream_buffer_pool_config_pinnable (pool, config, obj->caps, size, 0,
+      0);
   if (gst_buffer_pool_set_config (pool, config)) {
     gst_query_add_allocation_pool (query, pool, size, 0, 0);
     gst_query_add_allocation_param (query, NULL, &params);
