@@ -343,7 +343,7 @@ set_dimension (GstStructure * s, const gchar * name, guint min, guint max,
 }
 
 /* Fields the device accepts for a format, found with TRY_FMT; @tried gets
- * the first accepted format (its colorimetry), colorspace 0 if none. */
+ * the first accepted format (its colorimetry), else only @fourcc. */
 static GArray *
 probe_fields (gint fd, enum v4l2_buf_type type, GstVstreamIoctlFunc func,
     guint32 fourcc, guint w, guint h, struct v4l2_pix_format *tried)
@@ -352,6 +352,7 @@ probe_fields (gint fd, enum v4l2_buf_type type, GstVstreamIoctlFunc func,
   guint i;
 
   memset (tried, 0, sizeof (*tried));
+  tried->pixelformat = fourcc;
   for (i = 0; i < gst_vstream_n_fields (); i++) {
     guint32 field = gst_vstream_field_at (i)->field;
     struct v4l2_format fmt = {.type = type };
@@ -450,7 +451,6 @@ gst_vstream_probe_fd_caps (gint fd, enum v4l2_buf_type type,
 {
   GstCaps *caps = gst_caps_new_empty ();
   struct v4l2_fmtdesc desc = {.type = type };
-
   gint par_n = 0, par_d = 0;
 
   if (!func)
@@ -487,7 +487,6 @@ gst_vstream_probe_fd_caps (gint fd, enum v4l2_buf_type type,
     if (fs.type == V4L2_FRMSIZE_TYPE_DISCRETE) {
       fields = probe_fields (fd, type, func, desc.pixelformat,
           fs.discrete.width, fs.discrete.height, &tried);
-      tried.pixelformat = desc.pixelformat;
       do {
         probe_framerates (fd, type, func, desc.pixelformat, fs.discrete.width,
             fs.discrete.height, &rates);
@@ -506,7 +505,6 @@ gst_vstream_probe_fd_caps (gint fd, enum v4l2_buf_type type,
 
       fields = probe_fields (fd, type, func, desc.pixelformat,
           fs.stepwise.min_width, fs.stepwise.min_height, &tried);
-      tried.pixelformat = desc.pixelformat;
       probe_framerates (fd, type, func, desc.pixelformat,
           fs.stepwise.min_width, fs.stepwise.min_height, &rates);
       append_size (caps, type, &tried, fields, fs.stepwise.min_width,

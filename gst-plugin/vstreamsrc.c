@@ -214,7 +214,6 @@ configure_lender (GstVstreamSrc * src, GstBufferPool * theirs, guint size,
 {
   GstVstreamObject *obj = src->obj;
   GstStructure *config = gst_buffer_pool_get_config (theirs);
-  GstAllocationParams params;
   GstCaps *caps = NULL;
   gboolean ok;
 
@@ -226,14 +225,8 @@ configure_lender (GstVstreamSrc * src, GstBufferPool * theirs, guint size,
     return ok;
   }
   size = MAX (size, obj->format.fmt.pix.sizeimage);
-  gst_buffer_pool_config_set_params (config, obj->caps, size, min, max);
-  /* page-aligned plain memory is what every driver can pin */
-  gst_allocation_params_init (&params);
-  params.align = sysconf (_SC_PAGESIZE) - 1;
-  gst_buffer_pool_config_set_allocator (config, NULL, &params);
-  if (gst_buffer_pool_has_option (theirs, GST_BUFFER_POOL_OPTION_VIDEO_META))
-    gst_buffer_pool_config_add_option (config,
-        GST_BUFFER_POOL_OPTION_VIDEO_META);
+  gst_vstream_buffer_pool_config_pinnable (theirs, config, obj->caps, size,
+      min, max);
   if (!gst_buffer_pool_set_config (theirs, config)) {
     /* the pool may have adjusted the request: take it if still valid */
     config = gst_buffer_pool_get_config (theirs);
@@ -263,20 +256,21 @@ gst_vstream_src_decide_allocation (GstBaseSrc * bsrc, GstQuery * query)
   guint size = 0, min = 0, max = 0;
   gboolean activated = FALSE, lend = FALSE;
 
-  if (src->pool && obj->mode == GST_VSTREAM_IO_USERPTR &&
-      gst_query_get_n_allocation_pools (query) > 0)
-    gst_query_parse_nth_allocation_pool (query, 0, &theirs, &size, &min,
-        &max);
-  if (theirs && configure_lender (src, theirs, size, min, max, &activated))
-    lend = gst_vstream_buffer_pool_set_lender (GST_VSTREAM_BUFFER_POOL
-        (src->pool), theirs);
-  if (src->pool && obj->mode == GST_VSTREAM_IO_USERPTR)
-    GST_INFO_OBJECT (src, "%s: frames go into %s", obj->device,
-        lend ? GST_OBJECT_NAME (theirs) : "the pool's own memory");
-  if (!lend) {
-    if (src->pool)
+  if (src->pool && obj->mode == GST_VSTREAM_IO_USERPTR) {
+    if (gst_query_get_n_allocation_pools (query) > 0)
+      gst_query_parse_nth_allocation_pool (query, 0, &theirs, &size, &min,
+          &max);
+    /* NULL, or a pool that does not fit, ends an earlier loan */
+    lend = theirs && configure_lender (src, theirs, size, min, max,
+        &activated) && gst_vstream_buffer_pool_set_lender
+        (GST_VSTREAM_BUFFER_POOL (src->pool), theirs);
+    if (!lend)
       gst_vstream_buffer_pool_set_lender (GST_VSTREAM_BUFFER_POOL (src->pool),
           NULL);
+    GST_INFO_OBJECT (src, "%s: frames go into %s", obj->device,
+        lend ? GST_OBJECT_NAME (theirs) : "the pool's own memory");
+  }
+  if (!lend) {
     if (activated)
       gst_buffer_pool_set_active (theirs, FALSE);
     while (gst_query_get_n_allocation_pools (query) > 0)
