@@ -76,7 +76,6 @@ static void cap_buf_queue(struct vb2_buffer *vb)
 	struct vstream_buffer *buf = to_vstream_buffer(vb);
 
 	list_add_tail(&buf->list, &node->active);
-	vstream_release_held(buf);
 	vstream_pipe_kick(node->pipe);
 }
 
@@ -89,16 +88,9 @@ static int cap_start_streaming(struct vb2_queue *q, unsigned int count)
 static void cap_stop_streaming(struct vb2_queue *q)
 {
 	struct vstream_node *node = vb2_get_drv_priv(q);
-	struct vstream_buffer *obuf, *tmp;
 
+	/* dequeued buffers keep their frames: nothing here touches them */
 	vstream_node_set_streaming(node, false);
-	/* frames this reader still had go back to the producer */
-	list_for_each_entry_safe(obuf, tmp, &node->pipe->out.held, list) {
-		struct vstream_buffer *cbuf = vstream_buf_partner(obuf);
-
-		if (cbuf && cbuf->vb.vb2_buf.vb2_queue == q)
-			vstream_release_held(cbuf);
-	}
 	vstream_return_buffers(node, VB2_BUF_STATE_ERROR);
 }
 

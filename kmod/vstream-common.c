@@ -228,30 +228,36 @@ void vstream_return_buffers(struct vstream_node *node, enum vb2_buffer_state sta
 		list_del(&buf->list);
 		vb2_buffer_done(&buf->vb.vb2_buf, state);
 	}
-	list_for_each_entry_safe(buf, tmp, &node->held, list) {
-		buf->held = false;
-		list_del(&buf->list);
-		vb2_buffer_done(&buf->vb.vb2_buf, state);
-	}
 }
 
-/* The queue_setup both directions share. */
+/*
+ * The queue_setup both directions share.  REQBUFS (*nplanes == 0) gets at
+ * least min_buffers; CREATE_BUFS gets what it asks for, any size from the
+ * format's up.  Either way one queue holds at most max_queue_mb of frame
+ * memory, so no opener can pin more (the count shrinks to fit, or ENOMEM).
+ */
 int vstream_queue_setup(struct vstream_node *node, unsigned int *nbuffers,
 			unsigned int *nplanes, unsigned int sizes[])
 {
 	struct vb2_queue *q = &node->queue;
 	unsigned int have = vstream_vb2_num_buffers(q);
-	/* no format is bigger: CREATE_BUFS may not ask for more per buffer */
-	unsigned long max = (unsigned long)vstream_max_width * vstream_max_height * 4;
+	u64 budget = (u64)READ_ONCE(vstream_max_queue_mb) << 20;
+	u64 size, fit;
 
-	if (have + *nbuffers < vstream_min_buffers)
-		*nbuffers = vstream_min_buffers - have;
-	node->share = !have && q->memory == VB2_MEMORY_MMAP &&
-		      vstream_mem_can_share(node, *nbuffers);
-	if (*nplanes)
-		return sizes[0] < node->fmt.sizeimage || sizes[0] > max ? -EINVAL : 0;
-	*nplanes = 1;
-	sizes[0] = node->fmt.sizeimage;
+	if (*nplanes) {
+		if (sizes[0] < node->fmt.sizeimage)
+			return -EINVAL;
+	} else {
+		*nplanes = 1;
+		sizes[0] = node->fmt.sizeimage;
+		if (have + *nbuffers < vstream_min_buffers)
+			*nbuffers = vstream_min_buffers - have;
+	}
+	size = PAGE_ALIGN((u64)sizes[0]);
+	fit = div64_u64(budget, size);
+	if (fit <= have)
+		return -ENOMEM;
+	*nbuffers = min_t(u64, *nbuffers, fit - have);
 	return 0;
 }
 

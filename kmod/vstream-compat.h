@@ -6,6 +6,7 @@
 #ifndef _VSTREAM_COMPAT_H_
 #define _VSTREAM_COMPAT_H_
 
+#include <linux/mm.h>
 #include <linux/version.h>
 #include <media/videobuf2-v4l2.h>
 
@@ -16,6 +17,16 @@ static inline unsigned int vstream_vb2_num_buffers(struct vb2_queue *q)
 	return vb2_get_num_buffers(q);
 #else
 	return q->num_buffers;
+#endif
+}
+
+/* 6.3: vma->vm_flags became read-only, changed through vm_flags_set(). */
+static inline void vstream_vm_flags_set(struct vm_area_struct *vma, unsigned long flags)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_set(vma, flags);
+#else
+	vma->vm_flags |= flags;
 #endif
 }
 

@@ -40,12 +40,19 @@ unsigned int vstream_min_buffers = 2;
 module_param_named(min_buffers, vstream_min_buffers, uint, 0444);
 MODULE_PARM_DESC(min_buffers, "fewest buffers a queue allocates (2-32, default 2)");
 
+unsigned int vstream_max_queue_mb = VSTREAM_QUEUE_MB;
+module_param_named(max_queue_mb, vstream_max_queue_mb, uint, 0644);
+MODULE_PARM_DESC(max_queue_mb,
+		 "most frame memory one queue, i.e. one opener, may allocate in MiB (default 1024)");
+
 bool vstream_pace_output = true;
 module_param_named(pace_output, vstream_pace_output, bool, 0444);
 MODULE_PARM_DESC(pace_output,
 		 "consume output frames no faster than the output frame rate (default on); off: at once");
 
 static struct vstream_pipe *vstream_pipes[VSTREAM_MAX_PIPES];
+/* probe's result: platform_driver_register() succeeds even if probe fails */
+static int vstream_probe_err = -ENODEV;
 
 static ssize_t stats_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
@@ -58,8 +65,9 @@ static ssize_t stats_show(struct device *dev, struct device_attribute *attr, cha
 	zerocopy = node->zerocopy;
 	copies = node->copies;
 	mutex_unlock(&node->pipe->lock);
-	return sysfs_emit(buf, "frames %llu\ndrops %llu\nzerocopy %llu\ncopies %llu\n",
-			  frames, drops, zerocopy, copies);
+	return sysfs_emit(buf, "frames %llu\ndrops %llu\nzerocopy %llu\ncopies %llu\ncow %lld\n",
+			  frames, drops, zerocopy, copies,
+			  (long long)atomic64_read(&node->cow));
 }
 static DEVICE_ATTR_RO(stats);
 
@@ -73,7 +81,6 @@ static int vstream_node_init(struct vstream_pipe *pipe, struct vstream_node *nod
 	node->output = output;
 	node->reader = reader;
 	INIT_LIST_HEAD(&node->active);
-	INIT_LIST_HEAD(&node->held);
 
 	node->vfmt = vstream_format_by_index(0);
 	node->fmt.width = 640;
@@ -149,15 +156,17 @@ static void vstream_pipe_destroy(struct vstream_pipe *pipe)
 {
 	unsigned int i;
 
-	video_unregister_device(&pipe->out.vdev);
+	/* vb2's variant also stops streaming and frees the queues */
+	vb2_video_unregister_device(&pipe->out.vdev);
 	for (i = 0; i < pipe->readers; i++)
-		video_unregister_device(&pipe->cap[i].vdev);
+		vb2_video_unregister_device(&pipe->cap[i].vdev);
 	vstream_pipe_stop_thread(pipe);
 	vstream_node_cleanup(&pipe->out);
 	for (i = 0; i < pipe->readers; i++)
 		vstream_node_cleanup(&pipe->cap[i]);
 	v4l2_device_unregister(&pipe->v4l2_dev);
-	kvfree(pipe->last);
+	vstream_pipe_forget_last(pipe);
+	vstream_mem_drain(pipe);
 	kfree(pipe);
 }
 
@@ -175,6 +184,8 @@ static int vstream_pipe_create(struct device *dev, unsigned int id)
 	pipe->readers = readers;
 	mutex_init(&pipe->lock);
 	init_waitqueue_head(&pipe->wait);
+	spin_lock_init(&pipe->spare_lock);
+	INIT_LIST_HEAD(&pipe->spare);
 	snprintf(pipe->v4l2_dev.name, sizeof(pipe->v4l2_dev.name), "vstream-%u", id);
 	ret = v4l2_device_register(dev, &pipe->v4l2_dev);
 	if (ret) {
@@ -226,6 +237,7 @@ static int vstream_probe(struct platform_device *pdev)
 		ret = vstream_pipe_create(&pdev->dev, i);
 	if (ret)
 		vstream_remove(pdev);
+	vstream_probe_err = ret;
 	return ret;
 }
 
@@ -272,7 +284,15 @@ static int __init vstream_init(void)
 		return ret;
 	ret = platform_driver_register(&vstream_pdrv);
 	if (ret)
-		platform_device_unregister(&vstream_pdev);
+		goto unregister_device;
+	/* probe ran synchronously: fail the load instead of having no nodes */
+	ret = vstream_probe_err;
+	if (!ret)
+		return 0;
+	pr_err("vstream: creating the pipes failed (%d)\n", ret);
+	platform_driver_unregister(&vstream_pdrv);
+unregister_device:
+	platform_device_unregister(&vstream_pdev);
 	return ret;
 }
 

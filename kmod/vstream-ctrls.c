@@ -32,6 +32,8 @@ static int vstream_s_ctrl(struct v4l2_ctrl *ctrl)
 		for (i = 0; i < pipe->readers; i++)
 			if (pipe->cap[i].idle_mode == VSTREAM_IDLE_LAST)
 				pipe->keep_last = true;
+		if (!pipe->keep_last)
+			vstream_pipe_forget_last(pipe);
 		break;
 	}
 	return 0;

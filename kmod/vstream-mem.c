@@ -1,185 +1,548 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vstream-mem.c - frame memory of MMAP buffers: per-pipe slots that an
- * output buffer and one capture buffer can share.
+ * vstream-mem.c - frame memory of MMAP buffers, shared without copying and
+ * without letting one user's buffer change under another.
  *
- * Slot k of a pipe is the memory of the producer's MMAP buffer k.  A
- * reader's buffer k joins that slot instead of getting memory of its own
- * when the whole queue can (vstream_mem_can_share()), so the producer's
- * frame in output buffer k is
- * already the reader's frame in capture buffer k: the pipe thread hands it
- * over without copying (vstream-pipe.c keeps the two in lockstep).  Every
- * other buffer gets memory of its own.  The pages themselves come from
- * vb2-vmalloc, whose reference count keeps them alive while any mapping or
- * exported dma-buf remains, so a slot may go away before its user space
- * mappings do.  USERPTR and DMABUF memory is vb2-vmalloc's alone; every
- * op unwraps struct vstream_mem, as some (num_users) cannot tell the
- * memory type apart.
+ * A frame (struct vstream_frame) is a refcounted vb2-vmalloc allocation.
+ * Every MMAP buffer's memory (struct vstream_mem) points at one frame, and
+ * a buffer's frame can be replaced ("flipped"): user space maps a buffer
+ * through a fault handler (VM_PFNMAP, vmf_insert_pfn_prot), and a flip
+ * zaps those mappings with unmap_mapping_range(), so the next access
+ * faults in the new frame's pages.  To make that range unique, each
+ * vstream_mem gets its own file offset (vm_pgoff), whatever offset vb2
+ * used to pick the buffer.
  *
- * All slot state is guarded by pipe->lock: vb2 calls alloc and put from
- * REQBUFS, CREATE_BUFS and release, all under the queue lock.
+ * That gives the pipe thread (vstream-pipe.c) zero copy without lockstep:
+ * a producer frame is delivered by pointing every reader's buffer at it,
+ * and the producer's buffer then gets a spare frame before it is returned.
+ * A reader therefore holds its frames, and only its frames, for as long as
+ * it likes; nobody waits for it.  Rules:
+ *
+ * - A frame that more than one buffer points at is never written: the
+ *   kernel first gives the buffer it writes a private frame (copies and
+ *   idle frames), and user space sees it mapped read-only; a write fault
+ *   copies it for the writer alone (copy on write, counted in `cow`).
+ * - Buffers whose frame must not move are "pinned" and take part only by
+ *   copy: exported ones (EXPBUF: the dma-buf holds those very pages), and
+ *   those of a queue in read()/write() mode (vb2's file I/O caches their
+ *   kernel addresses).
+ * - Memory is bounded: every buffer holds one frame, a frame is freed or
+ *   kept as a spare (at most VSTREAM_SPARE_FRAMES per pipe) when the last
+ *   buffer lets go of it, so a lagging reader costs the frames it holds.
+ *
+ * USERPTR and DMABUF memory is vb2-vmalloc's alone, in the same wrapper
+ * (with no frame), as some ops (num_users) cannot tell memory types apart.
+ *
+ * Locking: mem->lock (a mutex) guards mem->frame and mem->mappings; it
+ * nests inside pipe->lock and inside the mm's locks (fault handlers), and
+ * is held across unmap_mapping_range().  Frame refcounts are atomic; the
+ * spare list has its own spinlock.  vb2 calls alloc, put and get_dmabuf
+ * under the queue lock (pipe->lock), mmap under the mm's lock.
  */
 
+#include <linux/fs.h>
+#include <linux/idr.h>
+#include <linux/kref.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <media/videobuf2-vmalloc.h>
 
 #include "vstream.h"
 #include "vstream-compat.h"
 
-struct vstream_slot {
+/* Each vstream_mem owns 2^VSTREAM_MEM_PGOFF_SHIFT pages of file offsets. */
+#define VSTREAM_MEM_PGOFF_SHIFT	18
+/* Distinct files (inodes) through which one buffer may be mapped. */
+#define VSTREAM_MEM_MAPPINGS	4
+#define VSTREAM_SPARE_FRAMES	4
+
+struct vstream_frame {
+	struct kref ref;
+	struct list_head list;		/* on pipe->spare while unused */
 	struct vstream_pipe *pipe;
-	void *mem;			/* a vb2-vmalloc buffer */
+	void *vm;			/* vb2-vmalloc's buffer */
+	void *vaddr;
 	unsigned long size;
-	int index;			/* in pipe->slots[], or -1 if not listed */
-	struct vstream_buffer *out;	/* the output buffer on this memory */
-	struct vstream_buffer *cap;	/* the capture buffer on this memory */
 };
 
-bool vstream_buf_shared(const struct vstream_buffer *buf)
+struct vstream_mem {
+	struct kref ref;		/* vb2 (alloc to put) and every vma */
+	struct mutex lock;
+	struct vstream_node *node;
+	struct vb2_buffer *vb;		/* NULL once vb2 has put the memory */
+	struct vstream_frame *frame;	/* MMAP: what the buffer shows */
+	void *vm;			/* USERPTR/DMABUF: vb2-vmalloc's */
+	unsigned long size;
+	int id;
+	bool pinned;
+	struct address_space *mappings[VSTREAM_MEM_MAPPINGS];
+};
+
+static DEFINE_IDA(vstream_mem_ida);
+
+static struct vstream_mem *vstream_buf_mem(struct vstream_buffer *buf)
 {
-	return buf->mem.slot && buf->mem.slot->out && buf->mem.slot->cap;
+	return buf->vb.vb2_buf.planes[0].mem_priv;
 }
 
-struct vstream_buffer *vstream_buf_partner(const struct vstream_buffer *buf)
+static unsigned long vstream_mem_pgoff(const struct vstream_mem *mem)
 {
-	struct vstream_slot *slot = buf->mem.slot;
+	return (unsigned long)mem->id << VSTREAM_MEM_PGOFF_SHIFT;
+}
 
-	if (!vstream_buf_shared(buf))
-		return NULL;
-	return slot->out == buf ? slot->cap : slot->out;
+/* Frames */
+
+static void vstream_frame_free(struct vstream_frame *f)
+{
+	vb2_vmalloc_memops.put(f->vm);
+	kfree(f);
+}
+
+static void vstream_frame_release(struct kref *ref)
+{
+	struct vstream_frame *f = container_of(ref, struct vstream_frame, ref);
+	struct vstream_pipe *pipe = f->pipe;
+	bool spare = false;
+
+	/* pages an exported dma-buf still has are never handed out again */
+	if (vb2_vmalloc_memops.num_users(f->vm) == 1) {
+		spin_lock(&pipe->spare_lock);
+		if (pipe->nspare < VSTREAM_SPARE_FRAMES) {
+			list_add(&f->list, &pipe->spare);
+			pipe->nspare++;
+			spare = true;
+		}
+		spin_unlock(&pipe->spare_lock);
+	}
+	if (!spare)
+		vstream_frame_free(f);
+}
+
+struct vstream_frame *vstream_frame_get(struct vstream_frame *f)
+{
+	kref_get(&f->ref);
+	return f;
+}
+
+void vstream_frame_put(struct vstream_frame *f)
+{
+	if (f)
+		kref_put(&f->ref, vstream_frame_release);
+}
+
+static bool vstream_frame_shared(struct vstream_frame *f)
+{
+	return kref_read(&f->ref) > 1;
+}
+
+void *vstream_frame_vaddr(const struct vstream_frame *f)
+{
+	return f->vaddr;
+}
+
+/* A frame of exactly @size bytes that nobody else uses: a spare or new. */
+static struct vstream_frame *vstream_frame_new(struct vstream_pipe *pipe,
+					       struct vb2_buffer *vb, unsigned long size)
+{
+	struct vstream_frame *f, *tmp, *found = NULL;
+	LIST_HEAD(stale);
+
+	spin_lock(&pipe->spare_lock);
+	list_for_each_entry_safe(f, tmp, &pipe->spare, list) {
+		list_del(&f->list);
+		pipe->nspare--;
+		if (f->size == size && !found) {
+			found = f;
+			continue;
+		}
+		/* spares of another size belong to a format that is gone */
+		list_add(&f->list, &stale);
+	}
+	spin_unlock(&pipe->spare_lock);
+	list_for_each_entry_safe(f, tmp, &stale, list)
+		vstream_frame_free(f);
+	if (found) {
+		kref_init(&found->ref);
+		return found;
+	}
+
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return ERR_PTR(-ENOMEM);
+	f->vm = vb2_vmalloc_memops.alloc(vb, NULL, size);
+	if (IS_ERR(f->vm)) {
+		int err = PTR_ERR(f->vm);
+
+		kfree(f);
+		return ERR_PTR(err);
+	}
+	f->vaddr = vb2_vmalloc_memops.vaddr(vb, f->vm);
+	f->pipe = pipe;
+	f->size = size;
+	kref_init(&f->ref);
+	return f;
+}
+
+/* Free the spares, e.g. when the pipe goes idle or away. */
+void vstream_mem_drain(struct vstream_pipe *pipe)
+{
+	struct vstream_frame *f, *tmp;
+	LIST_HEAD(list);
+
+	spin_lock(&pipe->spare_lock);
+	list_splice_init(&pipe->spare, &list);
+	pipe->nspare = 0;
+	spin_unlock(&pipe->spare_lock);
+	list_for_each_entry_safe(f, tmp, &list, list)
+		vstream_frame_free(f);
+}
+
+/* Buffer memory and its user mappings */
+
+static void vstream_mem_release(struct kref *ref)
+{
+	struct vstream_mem *mem = container_of(ref, struct vstream_mem, ref);
+	unsigned int i;
+
+	for (i = 0; i < VSTREAM_MEM_MAPPINGS && mem->mappings[i]; i++)
+		iput(mem->mappings[i]->host);
+	vstream_frame_put(mem->frame);
+	if (mem->id >= 0)
+		ida_free(&vstream_mem_ida, mem->id);
+	mutex_destroy(&mem->lock);
+	kfree(mem);
+}
+
+static void vstream_mem_unref(struct vstream_mem *mem)
+{
+	kref_put(&mem->ref, vstream_mem_release);
+}
+
+/* Make every user mapping of @mem fault again.  Called with mem->lock. */
+static void vstream_mem_zap(struct vstream_mem *mem)
+{
+	unsigned int i;
+
+	for (i = 0; i < VSTREAM_MEM_MAPPINGS && mem->mappings[i]; i++)
+		unmap_mapping_range(mem->mappings[i],
+				    (loff_t)vstream_mem_pgoff(mem) << PAGE_SHIFT,
+				    mem->size, 1);
+}
+
+/* Show @f (a reference the caller gives up) in @mem.  Called with mem->lock. */
+static void vstream_mem_flip(struct vstream_mem *mem, struct vstream_frame *f)
+{
+	struct vstream_frame *old = mem->frame;
+
+	mem->frame = f;
+	vstream_mem_zap(mem);
+	vstream_frame_put(old);
 }
 
 /*
- * Called from queue_setup before @node allocates @count MMAP buffers (its
- * first ones): will they share the other side's memory?  Only when every
- * producer buffer then has a reader buffer on the same memory, so that no
- * frame ever needs a buffer of the reader's own, which a shared reader
- * lacks.  A reader joins the producer's buffers; a producer that comes
- * back rejoins the buffers a reader kept, unless the reader holds a frame
- * in one of them (the producer writes its buffers as soon as it has them).
+ * Give @mem a frame of its own; with @copy keep what it shows.  Called
+ * with mem->lock.  Needs the vb2 buffer to allocate, so put() makes a
+ * mapped buffer private before vb2 frees it.
  */
-bool vstream_mem_can_share(struct vstream_node *node, unsigned int count)
+static int vstream_mem_unshare(struct vstream_mem *mem, bool copy)
 {
-	struct vstream_pipe *pipe = node->pipe;
-	struct vb2_queue *owner = NULL;
-	struct vstream_node *onode;
-	unsigned int k, n = count;
+	struct vstream_frame *f;
 
-	if (node->output) {
-		if (count > VSTREAM_MAX_BUFFERS)
-			return false;
-	} else {
-		n = vstream_vb2_num_buffers(&pipe->out.queue);
-		if (!n || n > count || pipe->out.queue.memory != VB2_MEMORY_MMAP ||
-		    !vstream_same_layout(&pipe->out.fmt, &node->fmt))
-			return false;
+	if (!vstream_frame_shared(mem->frame))
+		return 0;
+	if (!mem->vb)
+		return -EFAULT;
+	f = vstream_frame_new(mem->node->pipe, mem->vb, mem->frame->size);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	if (copy) {
+		memcpy(f->vaddr, mem->frame->vaddr, mem->size);
+		atomic64_inc(&mem->node->cow);
 	}
-	for (k = 0; k < n; k++) {
-		struct vstream_slot *slot = pipe->slots[k];
-		struct vstream_buffer *other;
-		enum vb2_buffer_state state;
-
-		if (!slot)
-			return false;
-		other = node->output ? slot->cap : slot->out;
-		if (!other || (node->output ? slot->out : slot->cap))
-			return false;
-		if (owner && other->vb.vb2_buf.vb2_queue != owner)
-			return false;
-		owner = other->vb.vb2_buf.vb2_queue;
-		state = other->vb.vb2_buf.state;
-		if (node->output && vb2_is_streaming(owner) &&
-		    state != VB2_BUF_STATE_QUEUED && state != VB2_BUF_STATE_ACTIVE)
-			return false;
-	}
-	if (!node->output)
-		return true;
-	/* a producer rejoins a reader only in the reader's own layout */
-	onode = owner ? vb2_get_drv_priv(owner) : NULL;
-	return onode && vstream_same_layout(&node->fmt, &onode->fmt);
+	vstream_mem_flip(mem, f);
+	return 0;
 }
 
-static struct vstream_slot *vstream_slot_new(struct vstream_pipe *pipe, struct vb2_buffer *vb,
-					     struct device *dev, unsigned long size,
-					     bool node_is_output)
+static vm_fault_t vstream_vm_errno(int err)
 {
-	struct vstream_slot *slot = kzalloc(sizeof(*slot), GFP_KERNEL);
+	return err == -ENOMEM ? VM_FAULT_OOM : VM_FAULT_SIGBUS;
+}
 
-	if (!slot)
-		return ERR_PTR(-ENOMEM);
-	slot->mem = vb2_vmalloc_memops.alloc(vb, dev, size);
-	if (IS_ERR(slot->mem)) {
-		void *err = slot->mem;
+/* Map the whole vma at once: one fault per frame, not one per page. */
+static vm_fault_t vstream_vm_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct vstream_mem *mem = vma->vm_private_data;
+	unsigned long start = (vma->vm_pgoff - vstream_mem_pgoff(mem)) << PAGE_SHIFT;
+	unsigned long addr, off, flags = vma->vm_flags;
+	vm_fault_t ret = VM_FAULT_NOPAGE;
+	int err = 0;
 
-		kfree(slot);
-		return err;
+	mutex_lock(&mem->lock);
+	if (vmf->flags & FAULT_FLAG_WRITE)
+		err = vstream_mem_unshare(mem, true);
+	if (err) {
+		ret = vstream_vm_errno(err);
+		goto out;
 	}
-	slot->pipe = pipe;
-	slot->size = size;
-	slot->index = -1;
-	/* readers never list memory: only producer buffers are joined */
-	if (node_is_output && vb->index < VSTREAM_MAX_BUFFERS && !pipe->slots[vb->index]) {
-		slot->index = vb->index;
-		pipe->slots[vb->index] = slot;
+	/* a shared frame is read-only: the first write comes to pfn_mkwrite */
+	if (vstream_frame_shared(mem->frame))
+		flags &= ~VM_WRITE;
+	for (addr = vma->vm_start; addr < vma->vm_end; addr += PAGE_SIZE) {
+		off = start + addr - vma->vm_start;
+		if (off >= mem->frame->size) {
+			ret = VM_FAULT_SIGBUS;
+			break;
+		}
+		ret = vmf_insert_pfn_prot(vma, addr, vmalloc_to_pfn(mem->frame->vaddr + off),
+					  vm_get_page_prot(flags));
+		if (ret & VM_FAULT_ERROR)
+			break;
 	}
-	return slot;
+out:
+	mutex_unlock(&mem->lock);
+	return ret;
+}
+
+/* A write to a read-only (once shared) page: copy if still shared. */
+static vm_fault_t vstream_vm_pfn_mkwrite(struct vm_fault *vmf)
+{
+	struct vstream_mem *mem = vmf->vma->vm_private_data;
+	int err;
+
+	mutex_lock(&mem->lock);
+	err = vstream_mem_unshare(mem, true);
+	/* either way: fault again, mapping every page writable at once */
+	if (!err)
+		vstream_mem_zap(mem);
+	mutex_unlock(&mem->lock);
+	return err ? vstream_vm_errno(err) : VM_FAULT_NOPAGE;
+}
+
+static void vstream_vm_open(struct vm_area_struct *vma)
+{
+	struct vstream_mem *mem = vma->vm_private_data;
+
+	kref_get(&mem->ref);
+}
+
+static void vstream_vm_close(struct vm_area_struct *vma)
+{
+	vstream_mem_unref(vma->vm_private_data);
+}
+
+static const struct vm_operations_struct vstream_vm_ops = {
+	.open		= vstream_vm_open,
+	.close		= vstream_vm_close,
+	.fault		= vstream_vm_fault,
+	.pfn_mkwrite	= vstream_vm_pfn_mkwrite,
+};
+
+static int vstream_mem_mmap(void *priv, struct vm_area_struct *vma)
+{
+	struct vstream_mem *mem = priv;
+	struct address_space *mapping = vma->vm_file->f_mapping;
+	unsigned int i;
+	int ret = -EBUSY;
+
+	mutex_lock(&mem->lock);
+	for (i = 0; i < VSTREAM_MEM_MAPPINGS; i++) {
+		if (!mem->mappings[i]) {
+			ihold(mapping->host);
+			mem->mappings[i] = mapping;
+		}
+		if (mem->mappings[i] == mapping) {
+			ret = 0;
+			break;
+		}
+	}
+	mutex_unlock(&mem->lock);
+	if (ret)
+		return ret;
+	/* vb2 chose the buffer by offset; flips find its mappings by ours */
+	vma->vm_pgoff = vstream_mem_pgoff(mem);
+	vstream_vm_flags_set(vma, VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_private_data = mem;
+	vma->vm_ops = &vstream_vm_ops;
+	kref_get(&mem->ref);
+	return 0;
+}
+
+static struct vstream_mem *vstream_mem_new(struct vstream_node *node)
+{
+	struct vstream_mem *mem = kzalloc(sizeof(*mem), GFP_KERNEL);
+
+	if (!mem)
+		return NULL;
+	kref_init(&mem->ref);
+	mutex_init(&mem->lock);
+	mem->node = node;
+	mem->id = -1;
+	return mem;
 }
 
 static void *vstream_mem_alloc(struct vb2_buffer *vb, struct device *dev,
 			       unsigned long size)
 {
 	struct vstream_node *node = vb2_get_drv_priv(vb->vb2_queue);
-	struct vstream_pipe *pipe = node->pipe;
-	struct vstream_buffer *buf = to_vstream_buffer(vb);
-	struct vstream_slot *slot = NULL;
+	struct vstream_mem *mem;
+	int id;
 
-	lockdep_assert_held(&pipe->lock);
-	if (node->share && vb->index < VSTREAM_MAX_BUFFERS)
-		slot = pipe->slots[vb->index];
-	if (slot && (slot->size < size || (node->output ? slot->out : slot->cap)))
-		slot = NULL;
-	if (!slot) {
-		slot = vstream_slot_new(pipe, vb, dev, size, node->output);
-		if (IS_ERR(slot))
-			return slot;
+	lockdep_assert_held(&node->pipe->lock);
+	id = ida_alloc_max(&vstream_mem_ida,
+			   min_t(unsigned long, INT_MAX, ULONG_MAX >> VSTREAM_MEM_PGOFF_SHIFT),
+			   GFP_KERNEL);
+	if (id < 0)
+		return ERR_PTR(id);
+	mem = vstream_mem_new(node);
+	if (!mem) {
+		ida_free(&vstream_mem_ida, id);
+		return ERR_PTR(-ENOMEM);
 	}
-	if (node->output)
-		slot->out = buf;
-	else
-		slot->cap = buf;
-	buf->mem.slot = slot;
-	buf->mem.vm = slot->mem;
-	return &buf->mem;
+	mem->id = id;
+	mem->vb = vb;
+	mem->size = PAGE_ALIGN(size);
+	mem->frame = vstream_frame_new(node->pipe, vb, mem->size);
+	if (IS_ERR(mem->frame)) {
+		void *err = mem->frame;
+
+		mem->frame = NULL;
+		vstream_mem_unref(mem);
+		return err;
+	}
+	return mem;
 }
 
 static void vstream_mem_put(void *priv)
 {
-	struct vstream_buffer *buf = container_of(priv, struct vstream_buffer, mem);
-	struct vstream_slot *slot = buf->mem.slot;
+	struct vstream_mem *mem = priv;
 
-	lockdep_assert_held(&slot->pipe->lock);
-	if (slot->out == buf)
-		slot->out = NULL;
-	else
-		slot->cap = NULL;
-	buf->mem.slot = NULL;
-	buf->mem.vm = NULL;
-	if (slot->out || slot->cap)
-		return;
-	if (slot->index >= 0)
-		slot->pipe->slots[slot->index] = NULL;
-	/* the pages stay until the last mapping or dma-buf goes */
-	vb2_vmalloc_memops.put(slot->mem);
-	kfree(slot);
+	mutex_lock(&mem->lock);
+	/*
+	 * Still mapped: the mapping keeps showing this frame.  Make it the
+	 * mapping's own now, while vb2's buffer can still allocate, so that
+	 * a later write needs no copy on write.  On failure such a write
+	 * gets SIGBUS, the frame never changes.
+	 */
+	if (kref_read(&mem->ref) > 1)
+		vstream_mem_unshare(mem, true);
+	mem->vb = NULL;
+	mutex_unlock(&mem->lock);
+	vstream_mem_unref(mem);
 }
 
-/* USERPTR and DMABUF: vb2-vmalloc's memory in a wrapper of our own. */
-static void *vstream_mem_wrap(void *vm, void (*release)(void *vm))
+static struct dma_buf *vstream_mem_get_dmabuf(struct vb2_buffer *vb, void *priv,
+					      unsigned long flags)
+{
+	struct vstream_mem *mem = priv;
+	struct dma_buf *dbuf;
+
+	mutex_lock(&mem->lock);
+	if (vstream_mem_unshare(mem, true)) {
+		dbuf = NULL;
+	} else {
+		/* the dma-buf is these pages: this buffer never flips again */
+		mem->pinned = true;
+		dbuf = vb2_vmalloc_memops.get_dmabuf(vb, mem->frame->vm, flags);
+	}
+	mutex_unlock(&mem->lock);
+	return dbuf;
+}
+
+/* What the pipe thread asks */
+
+bool vstream_buf_can_share(struct vstream_buffer *buf)
+{
+	struct vb2_queue *q = buf->vb.vb2_buf.vb2_queue;
+
+	return q->memory == VB2_MEMORY_MMAP && !vstream_buf_mem(buf)->pinned &&
+	       !vb2_fileio_is_active(q);
+}
+
+/* @buf's frame with a reference, if it can be delivered by sharing. */
+struct vstream_frame *vstream_buf_get_frame(struct vstream_buffer *buf)
+{
+	struct vstream_mem *mem = vstream_buf_mem(buf);
+	struct vstream_frame *f;
+
+	if (!vstream_buf_can_share(buf))
+		return NULL;
+	mutex_lock(&mem->lock);
+	f = mem->frame;
+	kref_get(&f->ref);
+	mutex_unlock(&mem->lock);
+	return f;
+}
+
+/* A frame as big as @buf's: to flip to later (vstream_buf_renew()), or own. */
+struct vstream_frame *vstream_buf_spare(struct vstream_buffer *buf)
+{
+	struct vb2_buffer *vb = &buf->vb.vb2_buf;
+	struct vstream_node *node = vb2_get_drv_priv(vb->vb2_queue);
+	struct vstream_frame *f;
+
+	f = vstream_frame_new(node->pipe, vb, PAGE_ALIGN(vb2_plane_size(vb, 0)));
+	return IS_ERR(f) ? NULL : f;
+}
+
+/* Deliver @f into @buf without copying; false if @buf cannot take it. */
+bool vstream_buf_share(struct vstream_buffer *buf, struct vstream_frame *f)
+{
+	struct vstream_mem *mem = vstream_buf_mem(buf);
+
+	if (!vstream_buf_can_share(buf) || f->size < mem->size)
+		return false;
+	mutex_lock(&mem->lock);
+	if (mem->frame != f) {
+		kref_get(&f->ref);
+		vstream_mem_flip(mem, f);
+	}
+	mutex_unlock(&mem->lock);
+	return true;
+}
+
+/*
+ * Before @buf goes back to its owner: if others share its frame, flip it
+ * to @spare (else give @spare back).  The caller's reference to @spare
+ * is consumed.
+ */
+void vstream_buf_renew(struct vstream_buffer *buf, struct vstream_frame *spare)
+{
+	struct vstream_mem *mem = vstream_buf_mem(buf);
+
+	mutex_lock(&mem->lock);
+	if (vstream_frame_shared(mem->frame)) {
+		vstream_mem_flip(mem, spare);
+		spare = NULL;
+	}
+	mutex_unlock(&mem->lock);
+	vstream_frame_put(spare);
+}
+
+/* Kernel address to write a frame into @buf: its memory, made private. */
+void *vstream_buf_writable(struct vstream_buffer *buf)
+{
+	struct vb2_buffer *vb = &buf->vb.vb2_buf;
+	struct vstream_mem *mem = vstream_buf_mem(buf);
+	int err = 0;
+
+	if (vb->vb2_queue->memory == VB2_MEMORY_MMAP) {
+		mutex_lock(&mem->lock);
+		err = vstream_mem_unshare(mem, false);
+		mutex_unlock(&mem->lock);
+	}
+	return err ? NULL : vb2_plane_vaddr(vb, 0);
+}
+
+/* USERPTR and DMABUF: vb2-vmalloc's memory in our wrapper. */
+static void *vstream_mem_wrap(struct vb2_buffer *vb, void *vm, void (*release)(void *vm))
 {
 	struct vstream_mem *mem;
 
 	if (IS_ERR_OR_NULL(vm))
 		return vm;
-	mem = kzalloc(sizeof(*mem), GFP_KERNEL);
+	mem = vstream_mem_new(vb2_get_drv_priv(vb->vb2_queue));
 	if (!mem) {
 		release(vm);
 		return ERR_PTR(-ENOMEM);
@@ -191,7 +554,7 @@ static void *vstream_mem_wrap(void *vm, void (*release)(void *vm))
 static void *vstream_mem_get_userptr(struct vb2_buffer *vb, struct device *dev,
 				     unsigned long vaddr, unsigned long size)
 {
-	return vstream_mem_wrap(vb2_vmalloc_memops.get_userptr(vb, dev, vaddr, size),
+	return vstream_mem_wrap(vb, vb2_vmalloc_memops.get_userptr(vb, dev, vaddr, size),
 				vb2_vmalloc_memops.put_userptr);
 }
 
@@ -200,13 +563,13 @@ static void vstream_mem_put_userptr(void *priv)
 	struct vstream_mem *mem = priv;
 
 	vb2_vmalloc_memops.put_userptr(mem->vm);
-	kfree(mem);
+	vstream_mem_unref(mem);
 }
 
 static void *vstream_mem_attach_dmabuf(struct vb2_buffer *vb, struct device *dev,
 				       struct dma_buf *dbuf, unsigned long size)
 {
-	return vstream_mem_wrap(vb2_vmalloc_memops.attach_dmabuf(vb, dev, dbuf, size),
+	return vstream_mem_wrap(vb, vb2_vmalloc_memops.attach_dmabuf(vb, dev, dbuf, size),
 				vb2_vmalloc_memops.detach_dmabuf);
 }
 
@@ -215,7 +578,7 @@ static void vstream_mem_detach_dmabuf(void *priv)
 	struct vstream_mem *mem = priv;
 
 	vb2_vmalloc_memops.detach_dmabuf(mem->vm);
-	kfree(mem);
+	vstream_mem_unref(mem);
 }
 
 static int vstream_mem_map_dmabuf(void *priv)
@@ -230,23 +593,20 @@ static void vstream_mem_unmap_dmabuf(void *priv)
 
 static void *vstream_mem_vaddr(struct vb2_buffer *vb, void *priv)
 {
-	return vb2_vmalloc_memops.vaddr(vb, ((struct vstream_mem *)priv)->vm);
+	struct vstream_mem *mem = priv;
+
+	if (mem->frame)
+		return mem->frame->vaddr;
+	return vb2_vmalloc_memops.vaddr(vb, mem->vm);
 }
 
 static unsigned int vstream_mem_num_users(void *priv)
 {
-	return vb2_vmalloc_memops.num_users(((struct vstream_mem *)priv)->vm);
-}
+	struct vstream_mem *mem = priv;
 
-static struct dma_buf *vstream_mem_get_dmabuf(struct vb2_buffer *vb, void *priv,
-					      unsigned long flags)
-{
-	return vb2_vmalloc_memops.get_dmabuf(vb, ((struct vstream_mem *)priv)->vm, flags);
-}
-
-static int vstream_mem_mmap(void *priv, struct vm_area_struct *vma)
-{
-	return vb2_vmalloc_memops.mmap(((struct vstream_mem *)priv)->vm, vma);
+	if (mem->frame)
+		return kref_read(&mem->ref);
+	return vb2_vmalloc_memops.num_users(mem->vm);
 }
 
 /* vb2-vmalloc has no prepare, finish or cookie ops: neither do we. */

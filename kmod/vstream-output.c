@@ -81,6 +81,8 @@ static void out_stop_streaming(struct vb2_queue *q)
 
 	vstream_node_set_streaming(node, false);
 	vstream_return_buffers(node, VB2_BUF_STATE_ERROR);
+	/* an idle pipe keeps no spare frames */
+	vstream_mem_drain(node->pipe);
 }
 
 const struct vb2_ops vstream_out_qops = {

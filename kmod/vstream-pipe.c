@@ -9,20 +9,17 @@
  * offers it, so a frame it had no buffer for leaves a gap (a drop).  Idle
  * frames are offered only when the reader has a buffer, so they never gap.
  *
- * Zero copy: when output buffer k and a reader's capture buffer k share a
- * slot (vstream-mem.c), the memory is owned by exactly one party at a time:
- *
- *   producer  --QBUF out k-->  driver   (out k queued, cap k queued or not)
- *   driver    --deliver----->  reader   (cap k done, out k held)
- *   reader    --QBUF cap k-->  driver   (out k done: back to the producer)
- *
- * The kernel never writes a shared slot: copies and idle frames go only to
- * a reader's buffers of its own memory, and a reader whose buffer k is not
- * waiting in the driver when frame k comes gets a drop, never a torn frame.
+ * Zero copy: a producer frame in an MMAP buffer is delivered to every MMAP
+ * reader by pointing the reader's buffer at the same frame
+ * (vstream_buf_share()); before the producer's buffer is completed it
+ * gets a spare frame (vstream_buf_renew()), so the producer never writes
+ * a frame a reader may look at, and never waits for a reader.  A reader
+ * with no buffer queued when a frame comes gets a drop.  The kernel
+ * writes only frames nobody else shows (vstream_buf_writable()), so a
+ * dequeued buffer never changes until its owner queues it again.
  */
 
 #include <linux/freezer.h>
-#include <linux/delay.h>
 #include <linux/hrtimer.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
@@ -97,45 +94,6 @@ static void vstream_count_frame(struct vstream_node *node, struct vb2_v4l2_buffe
 	node->frames++;
 }
 
-/* The first buffer of @cap the kernel may write: memory of its own. */
-static struct vstream_buffer *vstream_take_writable(struct vstream_node *cap)
-{
-	struct vstream_buffer *buf;
-
-	list_for_each_entry(buf, &cap->active, list) {
-		if (!vstream_buf_shared(buf)) {
-			list_del(&buf->list);
-			return buf;
-		}
-	}
-	return NULL;
-}
-
-/* @cap's buffer on @obuf's memory, if it waits in the driver for it. */
-static struct vstream_buffer *vstream_take_partner(struct vstream_node *cap,
-						   struct vstream_buffer *obuf)
-{
-	struct vstream_buffer *buf = vstream_buf_partner(obuf);
-
-	if (!buf || buf->vb.vb2_buf.vb2_queue != &cap->queue ||
-	    buf->vb.vb2_buf.state != VB2_BUF_STATE_ACTIVE)
-		return NULL;
-	list_del(&buf->list);
-	return buf;
-}
-
-/* The reader gave @cbuf back: the producer may have its memory again. */
-void vstream_release_held(struct vstream_buffer *cbuf)
-{
-	struct vstream_buffer *obuf = vstream_buf_partner(cbuf);
-
-	if (!obuf || !obuf->held)
-		return;
-	obuf->held = false;
-	list_del(&obuf->list);
-	vb2_buffer_done(&obuf->vb.vb2_buf, VB2_BUF_STATE_DONE);
-}
-
 static void vstream_finish(struct vstream_node *node, struct vstream_buffer *buf,
 			   u32 field, u64 ts)
 {
@@ -147,22 +105,32 @@ static void vstream_finish(struct vstream_node *node, struct vstream_buffer *buf
 	vb2_buffer_done(&vb->vb2_buf, VB2_BUF_STATE_DONE);
 }
 
-static void vstream_keep_last(struct vstream_pipe *pipe, const void *src, size_t len,
-			      u32 field)
+/*
+ * Keep the producer's frame for readers in VSTREAM_IDLE_LAST mode: @f
+ * itself when it is shared (the producer's buffer gets a spare), else a
+ * copy, as a pinned producer buffer is written again.
+ */
+static void vstream_keep_last(struct vstream_pipe *pipe, struct vstream_buffer *obuf,
+			      struct vstream_frame *f, size_t len, u32 field)
 {
-	if (len > pipe->last_alloc) {
-		kvfree(pipe->last);
-		pipe->last_alloc = 0;
-		pipe->last_used = 0;
-		pipe->last = kvmalloc(len, GFP_KERNEL);
-		if (!pipe->last)
-			return;
-		pipe->last_alloc = len;
-	}
-	memcpy(pipe->last, src, len);
+	struct vstream_frame *keep = f ? vstream_frame_get(f) : vstream_buf_spare(obuf);
+
+	vstream_pipe_forget_last(pipe);
+	if (!keep)
+		return;
+	if (!f)
+		memcpy(vstream_frame_vaddr(keep), vb2_plane_vaddr(&obuf->vb.vb2_buf, 0), len);
+	pipe->last = keep;
 	pipe->last_used = len;
 	pipe->last_fmt = pipe->out.fmt;
 	pipe->last_field = field;
+}
+
+void vstream_pipe_forget_last(struct vstream_pipe *pipe)
+{
+	vstream_frame_put(pipe->last);
+	pipe->last = NULL;
+	pipe->last_used = 0;
 }
 
 /* One producer frame to every reader; the producer buffer is then done. */
@@ -172,9 +140,9 @@ static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *ob
 	struct vb2_buffer *ovb = &obuf->vb.vb2_buf;
 	const void *src = vb2_plane_vaddr(ovb, 0);
 	size_t len = vb2_get_plane_payload(ovb, 0);
+	struct vstream_frame *f = NULL, *spare = NULL;
 	u32 field = obuf->vb.field;
 	u64 ts = ktime_get_ns();
-	bool held = false;
 	unsigned int i;
 
 	if (!src) {
@@ -185,6 +153,11 @@ static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *ob
 	 * sets it too late for us): they are whole frames. */
 	if (!len)
 		len = min_t(size_t, out->fmt.sizeimage, vb2_plane_size(ovb, 0));
+	/* Share only with a spare at hand for the producer's buffer. */
+	if (vstream_buf_can_share(obuf))
+		spare = vstream_buf_spare(obuf);
+	if (spare)
+		f = vstream_buf_get_frame(obuf);
 	for (i = 0; i < pipe->readers; i++) {
 		struct vstream_node *cap = &pipe->cap[i];
 		struct vstream_buffer *buf;
@@ -192,23 +165,19 @@ static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *ob
 
 		if (!cap->streaming || !vstream_fed(cap))
 			continue;
-		buf = held ? NULL : vstream_take_partner(cap, obuf);
-		if (buf) {
-			held = true;
+		buf = vstream_peek(cap, true);
+		if (!buf) {
+			cap->seq++;
+			cap->drops++;
+			out->drops++;
+			continue;
+		}
+		n = min_t(size_t, len, vb2_plane_size(&buf->vb.vb2_buf, 0));
+		if (f && vstream_buf_share(buf, f)) {
 			cap->zerocopy++;
 			out->zerocopy++;
 		} else {
-			buf = vstream_take_writable(cap);
-			if (!buf) {
-				cap->seq++;
-				cap->drops++;
-				out->drops++;
-				continue;
-			}
-		}
-		n = min_t(size_t, len, vb2_plane_size(&buf->vb.vb2_buf, 0));
-		if (!vstream_buf_shared(buf)) {
-			void *dst = vb2_plane_vaddr(&buf->vb.vb2_buf, 0);
+			void *dst = vstream_buf_writable(buf);
 
 			if (!dst) {
 				vb2_buffer_done(&buf->vb.vb2_buf, VB2_BUF_STATE_ERROR);
@@ -225,16 +194,13 @@ static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *ob
 		vstream_finish(cap, buf, field, ts);
 	}
 	if (pipe->keep_last)
-		vstream_keep_last(pipe, src, len, field);
+		vstream_keep_last(pipe, obuf, f, len, field);
+	vstream_frame_put(f);
 
 	/* the producer's timestamp stays: the output queue copies it */
 	vstream_count_frame(out, &obuf->vb);
-	if (held) {
-		/* a reader has this memory now; see vstream_release_held() */
-		obuf->held = true;
-		list_add_tail(&obuf->list, &out->held);
-		return;
-	}
+	if (spare)
+		vstream_buf_renew(obuf, spare);
 	vb2_buffer_done(ovb, VB2_BUF_STATE_DONE);
 }
 
@@ -255,29 +221,34 @@ static void vstream_fill_pattern(struct vstream_node *cap, u8 *vbuf, u32 field)
 /* A frame for a reader that no producer feeds. */
 static void vstream_idle_frame(struct vstream_pipe *pipe, struct vstream_node *cap)
 {
-	struct vstream_buffer *buf = vstream_take_writable(cap);
+	struct vstream_buffer *buf = vstream_peek(cap, true);
 	struct vb2_buffer *vb;
 	size_t size;
 	u32 field = cap->fmt.field;
-	u8 *vbuf;
+	bool last;
+	u8 *vbuf = NULL;
 
 	if (!buf)
 		return;
 	vb = &buf->vb.vb2_buf;
-	vbuf = vb2_plane_vaddr(vb, 0);
 	size = vb2_plane_size(vb, 0);
-	if (!vbuf) {
-		vb2_buffer_done(vb, VB2_BUF_STATE_ERROR);
-		return;
+	last = cap->idle_mode == VSTREAM_IDLE_LAST && pipe->last &&
+	       pipe->last_used <= size && vstream_same_layout(&pipe->last_fmt, &cap->fmt);
+	/* the last frame is shared when it can be, all else is written */
+	if (!last || !vstream_buf_share(buf, pipe->last)) {
+		vbuf = vstream_buf_writable(buf);
+		if (!vbuf) {
+			vb2_buffer_done(vb, VB2_BUF_STATE_ERROR);
+			return;
+		}
 	}
 	if (field == V4L2_FIELD_ALTERNATE)
 		field = (cap->seq & 1) ? V4L2_FIELD_BOTTOM : V4L2_FIELD_TOP;
 
 	buf->vb.flags &= ~VSTREAM_COPY_FLAGS;
-	if (cap->idle_mode == VSTREAM_IDLE_LAST && pipe->last_used &&
-	    pipe->last_used <= size &&
-	    vstream_same_layout(&pipe->last_fmt, &cap->fmt)) {
-		memcpy(vbuf, pipe->last, pipe->last_used);
+	if (last) {
+		if (vbuf)
+			memcpy(vbuf, vstream_frame_vaddr(pipe->last), pipe->last_used);
 		vb2_set_plane_payload(vb, 0, pipe->last_used);
 		if (cap->fmt.field == V4L2_FIELD_ALTERNATE)
 			field = pipe->last_field;
@@ -345,13 +316,7 @@ static int vstream_pipe_thread(void *data)
 	set_freezable();
 	while (!kthread_should_stop()) {
 		try_to_freeze();
-		if (!mutex_trylock(&pipe->lock)) {
-			/* An ioctl is running; it is short unless it blocks, and
-			 * a blocking DQBUF drops the lock while it waits.
-			 */
-			usleep_range(20, 50);
-			continue;
-		}
+		mutex_lock(&pipe->lock);
 		WRITE_ONCE(pipe->kick, false);
 		wait_ns = vstream_pipe_round(pipe);
 		mutex_unlock(&pipe->lock);

@@ -4,8 +4,9 @@
  *
  * A pipe is one output node (the producer writes frames) and one or more
  * capture nodes (readers).  Each frame queued on the output node reaches
- * every streaming capture node: without a copy when the reader's buffer
- * shares the producer buffer's memory (vstream-mem.c), else by one copy.
+ * every streaming capture node: without a copy when both are MMAP buffers
+ * (the reader's buffer is pointed at the producer's frame, vstream-mem.c),
+ * else by one copy.  No reader can hold up the producer or another reader.
  * With no producer, the capture nodes generate a test pattern on their own
  * clock.
  */
@@ -28,6 +29,7 @@
 #define VSTREAM_MAX_READERS	4
 #define VSTREAM_MIN_SIZE	16
 #define VSTREAM_MAX_BUFFERS	32
+#define VSTREAM_QUEUE_MB	1024
 #define VSTREAM_FPS_MIN		1
 #define VSTREAM_FPS_MAX		240
 #define VSTREAM_FPS_DEFAULT	30
@@ -45,6 +47,7 @@ enum vstream_idle_mode {
 extern unsigned int vstream_max_width;
 extern unsigned int vstream_max_height;
 extern unsigned int vstream_min_buffers;
+extern unsigned int vstream_max_queue_mb;
 extern bool vstream_pace_output;
 
 struct vstream_format {
@@ -57,19 +60,11 @@ struct vstream_format {
 	bool compressed;
 };
 
-struct vstream_slot;
-
-/* What vb2 holds as a plane's memory: vb2-vmalloc's, and for MMAP its slot. */
-struct vstream_mem {
-	void *vm;			/* vb2-vmalloc's private data */
-	struct vstream_slot *slot;	/* MMAP only, see vstream-mem.c */
-};
+struct vstream_frame;		/* frame memory, see vstream-mem.c */
 
 struct vstream_buffer {
 	struct vb2_v4l2_buffer vb;	/* must be first */
-	struct list_head list;		/* on node->active, or out.held if @held */
-	struct vstream_mem mem;		/* MMAP buffers: their memory */
-	bool held;			/* output buffer a reader is looking at */
+	struct list_head list;		/* on node->active while queued */
 };
 
 static inline struct vstream_buffer *to_vstream_buffer(struct vb2_buffer *vb)
@@ -93,12 +88,9 @@ struct vstream_node {
 	const struct vstream_format *vfmt;
 	struct v4l2_pix_format fmt;
 	struct v4l2_fract tpf;		/* time per frame */
-	bool share;			/* MMAP buffers join the pipe's slots */
 
 	/* Buffers owned by the driver (queued, not yet done). */
 	struct list_head active;
-	/* Output node: delivered without a copy, back when the reader's is. */
-	struct list_head held;
 	bool streaming;
 
 	u32 seq;			/* next sequence number (fields for ALTERNATE) */
@@ -114,6 +106,7 @@ struct vstream_node {
 	u64 drops;
 	u64 zerocopy;
 	u64 copies;
+	atomic64_t cow;			/* copies on a reader's write, vstream-mem.c */
 };
 
 /*
@@ -121,11 +114,12 @@ struct vstream_node {
  * video_device.lock and vb2_queue.lock point at it, so every ioctl, file
  * operation and vb2 callback of every node runs under it; the producer's
  * format drives the readers' formats, so the nodes cannot lock apart.
- * The pipe thread takes it with mutex_trylock() for each round and backs
- * off when an ioctl holds it.  That way a buffer is never completed in the
- * middle of the QBUF that queued it (the flags QBUF returns stay exact),
- * and stream start/stop never race a delivery.  Control handlers keep
- * their own lock and are always entered with @lock already held.
+ * The pipe thread holds it for each round, so a buffer is never completed
+ * in the middle of the QBUF that queued it (the flags QBUF returns stay
+ * exact) and stream start/stop never race a delivery; a blocking DQBUF
+ * drops it while it waits.  Control handlers keep their own lock and are
+ * always entered with @lock already held.  Frame memory has its own locks
+ * (vstream-mem.c), taken inside @lock and inside page faults.
  */
 struct vstream_pipe {
 	unsigned int id;
@@ -135,16 +129,17 @@ struct vstream_pipe {
 	struct vstream_node cap[VSTREAM_MAX_READERS];
 	unsigned int readers;
 
-	/* MMAP frame memory by buffer index, see vstream-mem.c */
-	struct vstream_slot *slots[VSTREAM_MAX_BUFFERS];
+	/* Frames no buffer uses, kept for the next flip (vstream-mem.c). */
+	spinlock_t spare_lock;
+	struct list_head spare;
+	unsigned int nspare;
 
 	struct task_struct *thread;
 	wait_queue_head_t wait;
 	bool kick;
 
 	/* Producer's last frame, kept while a reader wants VSTREAM_IDLE_LAST. */
-	void *last;
-	size_t last_alloc;
+	struct vstream_frame *last;
 	size_t last_used;
 	struct v4l2_pix_format last_fmt;
 	u32 last_field;
@@ -193,13 +188,20 @@ int vstream_ctrls_init(struct vstream_node *node);
 
 /* vstream-mem.c */
 extern const struct vb2_mem_ops vstream_mem_ops;
-bool vstream_mem_can_share(struct vstream_node *node, unsigned int count);
-bool vstream_buf_shared(const struct vstream_buffer *buf);
-struct vstream_buffer *vstream_buf_partner(const struct vstream_buffer *buf);
+struct vstream_frame *vstream_frame_get(struct vstream_frame *f);
+void vstream_frame_put(struct vstream_frame *f);
+void *vstream_frame_vaddr(const struct vstream_frame *f);
+void vstream_mem_drain(struct vstream_pipe *pipe);
+bool vstream_buf_can_share(struct vstream_buffer *buf);
+struct vstream_frame *vstream_buf_get_frame(struct vstream_buffer *buf);
+struct vstream_frame *vstream_buf_spare(struct vstream_buffer *buf);
+bool vstream_buf_share(struct vstream_buffer *buf, struct vstream_frame *f);
+void vstream_buf_renew(struct vstream_buffer *buf, struct vstream_frame *spare);
+void *vstream_buf_writable(struct vstream_buffer *buf);
 
 /* vstream-pipe.c */
 bool vstream_same_layout(const struct v4l2_pix_format *a, const struct v4l2_pix_format *b);
-void vstream_release_held(struct vstream_buffer *cbuf);
+void vstream_pipe_forget_last(struct vstream_pipe *pipe);
 int vstream_pipe_start_thread(struct vstream_pipe *pipe);
 void vstream_pipe_stop_thread(struct vstream_pipe *pipe);
 void vstream_pipe_kick(struct vstream_pipe *pipe);
