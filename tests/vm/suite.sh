@@ -117,6 +117,14 @@ for g in buffers userptr mmap formats lifecycle stress fuzz; do
 done
 run "pipe streams after the hostile tests" $LB -o $OUT0 -c $CAP00 -f YUYV -s 320x240 -n 20 -Z zero
 
+# Isolation (tests/vm/vs-isolate): no reader holds up the producer or
+# another reader, and a dequeued frame never changes.
+IB=$B/tests/vm/vs-isolate
+run "isolation: a reader holding every buffer, SIGSTOPped, slows nobody" \
+	$IB -o $OUT0 -c $CAP00 -c $CAP01 -g frozen
+run "isolation: a dequeued frame never changes (STREAMOFF, REQBUFS(0), producer gone, peer writes)" \
+	$IB -o $OUT0 -c $CAP00 -c $CAP01 -g stable
+
 # GStreamer elements, stock elements and vivid (tests/vm/gst-pipe)
 modprobe -d "$K" vivid n_devs=1 node_types=0x1 >/dev/null 2>&1
 VIVID=$(node vivid-000-vid-cap)
@@ -124,6 +132,16 @@ VIVID=$(node vivid-000-vid-cap)
 gst-inspect-1.0 vstreamsrc >/dev/null 2>&1
 export VSTREAM_OUT=$OUT0 VSTREAM_CAP=$CAP00 VSTREAM_CAP2=$CAP01 VSTREAM_VIVID=$VIVID
 export VSTREAM_OUT1=$OUT1 VSTREAM_CAP1=$CAP10
+run "isolation: vstreamsrc with a blocked downstream slows nobody" \
+	$IB -o $OUT0 -c $CAP00 -c $CAP01 -g frozen \
+	-X "exec gst-launch-1.0 -q vstreamsrc device=$CAP00 ! identity sleep-time=600000000 ! fakesink"
+gst-launch-1.0 -q videotestsrc pattern=ball ! \
+	video/x-raw,format=YUY2,width=640,height=480,framerate=30/1 ! \
+	vstreamsink device=$OUT0 >$LOG/ball.log 2>&1 &
+BALL=$!
+run "isolation: a frame of videotestsrc pattern=ball stays put after dequeue" \
+	$IB -o $OUT0 -c $CAP00 -c $CAP01 -g stable -e
+kill $BALL; wait $BALL 2>/dev/null
 run "gst-pipe (GstCheck element tests)" $B/tests/vm/gst-pipe
 sed -n 's/^\(.*:[0-9]*:[EPF]:.*\)$/# \1/p' $LOG/$n.log
 # gst_leaks WANT PIPELINE...: gst-launch ends with an error naming WANT
@@ -226,6 +244,12 @@ if [ "$MODE" = full ]; then
 fi
 
 lsmod | grep -q '^vivid' && rmmod vivid
+# Fan-out: four MMAP readers of one 1080p producer, bit-exact, no copy.
+run "rmmod vstream for fan-out" rmmod vstream
+run "insmod vstream.ko readers=4" load pipes=1 readers=4 max_width=1920 max_height=1088
+run "fan-out: 4 MMAP readers of 1080p, every byte, 0 copies" $IB -o $(node vstream-0-output) \
+	-c $(node vstream-0-capture-0) -c $(node vstream-0-capture-1) \
+	-c $(node vstream-0-capture-2) -c $(node vstream-0-capture-3) -g fanout -s 1920x1080
 # An open node pins the module; the last close lets it go.
 exec 3<>$(node vstream-0-output)
 run "rmmod refused while a node is open" sh -c '! rmmod vstream'
