@@ -489,6 +489,8 @@ int main(int argc, char **argv)
 	int c;
 
 	signal(SIGPIPE, SIG_IGN);
+	/* a stalled pipe must fail the test, not hang the suite */
+	alarm(300);
 	while ((c = getopt(argc, argv, "o:c:g:s:eX:")) != -1) {
 		switch (c) {
 		case 'o': out_path = optarg; break;
