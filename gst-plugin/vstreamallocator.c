@@ -196,8 +196,7 @@ gst_vstream_allocator_start (GstVstreamAllocator * alloc, guint count,
           ("VIDIOC_QUERYBUF: %s", g_strerror (errno)));
       goto fail;
     }
-    p = mmap (NULL, buf.length, PROT_READ | PROT_WRITE, MAP_SHARED, obj->fd,
-        buf.m.offset);
+    p = gst_vstream_mmap (obj->fd, buf.length, buf.m.offset);
     if (p == MAP_FAILED) {
       GST_ELEMENT_ERROR (obj->element, RESOURCE, READ,
           ("Could not map buffer %u of device '%s'.", i, obj->device),
@@ -247,7 +246,7 @@ gst_vstream_allocator_stop (GstVstreamAllocator * alloc)
     return;
   for (i = 0; i < alloc->count; i++) {
     if (alloc->data[i])
-      munmap (alloc->data[i], alloc->length[i]);
+      gst_vstream_munmap (alloc->data[i], alloc->length[i]);
     alloc->data[i] = NULL;
   }
   alloc->count = 0;

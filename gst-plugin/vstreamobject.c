@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -130,6 +131,35 @@ default_ioctl (int fd, unsigned long request, void *arg)
   return ioctl (fd, request, arg);
 }
 
+static GstVstreamDeviceHooks hooks;
+
+void
+gst_vstream_set_device_hooks (const GstVstreamDeviceHooks * h)
+{
+  if (h)
+    hooks = *h;
+  else
+    memset (&hooks, 0, sizeof (hooks));
+}
+
+/* A driver buffer mapped read/write; MAP_FAILED on error. */
+void *
+gst_vstream_mmap (gint fd, gsize length, off_t offset)
+{
+  if (hooks.mmap)
+    return hooks.mmap (length, fd, offset);
+  return mmap (NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset);
+}
+
+void
+gst_vstream_munmap (void *addr, gsize length)
+{
+  if (hooks.munmap)
+    hooks.munmap (addr, length);
+  else
+    munmap (addr, length);
+}
+
 GstVstreamObject *
 gst_vstream_object_new (GstElement * element, enum v4l2_buf_type type,
     const gchar * default_device)
@@ -140,7 +170,7 @@ gst_vstream_object_new (GstElement * element, enum v4l2_buf_type type,
   obj->type = type;
   obj->device = g_strdup (default_device);
   obj->fd = -1;
-  obj->ioctl = default_ioctl;
+  obj->ioctl = hooks.ioctl ? hooks.ioctl : default_ioctl;
   obj->min_buffers = 4;
   g_mutex_init (&obj->stats_lock);
   return obj;

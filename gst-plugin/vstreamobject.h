@@ -27,6 +27,23 @@ GType gst_vstream_io_mode_get_type (void);
 /* The ioctl entry point; unit tests swap in a canned device. */
 typedef int (*GstVstreamIoctlFunc) (int fd, unsigned long request, void *arg);
 
+/*
+ * Test hooks: host unit tests (tests/unit) run the elements against a
+ * canned device by replacing the three calls that reach the driver.  A
+ * NULL member keeps the real call.  Set before any element is made;
+ * objects take the ioctl hook when they are created.
+ */
+typedef struct
+{
+  GstVstreamIoctlFunc ioctl;
+  void *(*mmap) (gsize length, gint fd, off_t offset);
+  int (*munmap) (void *addr, gsize length);
+} GstVstreamDeviceHooks;
+
+void gst_vstream_set_device_hooks (const GstVstreamDeviceHooks * hooks);
+void *gst_vstream_mmap (gint fd, gsize length, off_t offset);
+void gst_vstream_munmap (void *addr, gsize length);
+
 typedef struct _GstVstreamObject GstVstreamObject;
 
 struct _GstVstreamObject
