@@ -327,15 +327,21 @@ probe_framerates (gint fd, enum v4l2_buf_type type, GstVstreamIoctlFunc func,
     do {
       GValue v = G_VALUE_INIT;
 
+      /* a zero interval is no rate: skip it (and only it) */
       if (!ival.discrete.numerator || !ival.discrete.denominator)
         continue;
       g_value_init (&v, GST_TYPE_FRACTION);
       gst_value_set_fraction (&v, ival.discrete.denominator,
           ival.discrete.numerator);
       gst_value_list_append_and_take_value (out, &v);
-      ival.index++;
-    } while (probe_ioctl (fd, func, VIDIOC_ENUM_FRAMEINTERVALS, &ival) == 0);
-    if (gst_value_list_get_size (out) == 1) {
+    } while (++ival.index,
+        probe_ioctl (fd, func, VIDIOC_ENUM_FRAMEINTERVALS, &ival) == 0);
+    if (gst_value_list_get_size (out) == 0) {
+      /* nothing usable: any rate, as for a device that does not say */
+      g_value_unset (out);
+      g_value_init (out, GST_TYPE_FRACTION_RANGE);
+      gst_value_set_fraction_range_full (out, 0, 1, G_MAXINT, 1);
+    } else if (gst_value_list_get_size (out) == 1) {
       const GValue *only = gst_value_list_get_value (out, 0);
       GValue v = G_VALUE_INIT;
 

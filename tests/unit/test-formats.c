@@ -215,6 +215,49 @@ GST_START_TEST (test_probe_canned_device)
 
 GST_END_TEST;
 
+/* The canned device, but its first YUYV interval is 0/0 (a driver bug)
+ * and a prober that does not step past it asks forever: give up after
+ * 100 questions so such a prober fails instead of hanging. */
+static guint ival_asked;
+
+static int
+zero_interval_ioctl (int fd, unsigned long req, void *arg)
+{
+  struct v4l2_frmivalenum *fi = arg;
+
+  if (req != VIDIOC_ENUM_FRAMEINTERVALS ||
+      fi->pixel_format != V4L2_PIX_FMT_YUYV)
+    return fake_ioctl (fd, req, arg);
+  if (++ival_asked > 100 || fi->index > 2) {
+    errno = EINVAL;
+    return -1;
+  }
+  fi->type = V4L2_FRMIVAL_TYPE_DISCRETE;
+  fi->discrete.numerator = fi->index ? 1 : 0;
+  fi->discrete.denominator = fi->index == 1 ? 30 : fi->index ? 15 : 0;
+  return 0;
+}
+
+GST_START_TEST (test_probe_zero_interval)
+{
+  GstCaps *caps;
+
+  ival_asked = 0;
+  caps = gst_vstream_probe_fd_caps (-1, V4L2_BUF_TYPE_VIDEO_CAPTURE,
+      zero_interval_ioctl);
+  fail_unless (ival_asked <= 100, "the interval prober did not move on");
+  /* the zero interval is skipped, the ones after it are kept */
+  fail_unless (offers (caps, "video/x-raw,format=YUY2,width=640,height=480,"
+          "framerate=30/1"));
+  fail_unless (offers (caps, "video/x-raw,format=YUY2,width=320,height=240,"
+          "framerate=15/1"));
+  fail_if (offers (caps, "video/x-raw,format=YUY2,width=640,height=480,"
+          "framerate=25/1"), "25 fps was not offered");
+  gst_caps_unref (caps);
+}
+
+GST_END_TEST;
+
 /* V4L2's four colorimetry fields <-> GStreamer's, both ways. */
 static const struct
 {
@@ -365,6 +408,7 @@ vstream_unit_suite (void)
   tcase_add_test (tc, test_field_table_round_trip);
   tcase_add_test (tc, test_buffer_field_flags);
   tcase_add_test (tc, test_probe_canned_device);
+  tcase_add_test (tc, test_probe_zero_interval);
   tcase_add_test (tc, test_colorimetry_mapping);
   tcase_add_test (tc, test_info_from_v4l2_layout);
   tcase_add_test (tc, test_elements_registered);
