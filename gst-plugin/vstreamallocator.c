@@ -2,12 +2,20 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * The allocator owns one queue's driver buffers: REQBUFS, QUERYBUF and
- * mmap() at start, munmap() and REQBUFS(0) at stop.  A GstMemory wraps one
- * mapped buffer (index), so frames pass through the pipeline without a
- * copy; in dmabuf mode the buffer is exported with EXPBUF instead.  The
- * pool calls stop only once every memory is gone.  An element dropping its
- * pool orphans the allocator first: REQBUFS(0) at once, the mappings stay
- * (vb2 frees a buffer's memory at its last munmap) until stop.
+ * mmap() at start, REQBUFS(0) at stop.  A GstMemory wraps one mapped
+ * buffer (index), so frames pass through the pipeline without a copy; in
+ * dmabuf mode the buffer is exported with EXPBUF instead.
+ *
+ * Lifetimes: the memory wrapping an index owns its mapping and unmaps it
+ * when its last reference goes (sub-memories hold their parent), wherever
+ * that is: a pool stopping, or an application dropping a sample long after
+ * the pipeline is gone.  Every memory holds the allocator (GstMemory
+ * does), the allocator holds the element's GstVstreamObject and a dup of
+ * its fd, so the queue's file stays open, and ioctls on it stay valid,
+ * until the last memory is gone; the element may close and reopen its own
+ * fd meanwhile.  An element dropping its pool orphans the allocator first:
+ * REQBUFS(0) at once, the mappings stay (vb2 frees a buffer's memory at
+ * its last munmap).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -30,16 +38,19 @@ typedef struct
   GstMemory mem;
   guint index;
   guint8 *data;
+  gsize length;                 /* the mapping a root memory unmaps, or 0 */
 } GstVstreamMemory;
 
 struct _GstVstreamAllocator
 {
   GstAllocator parent;
-  GstVstreamObject *obj;
+  GstVstreamObject *obj;        /* a reference */
+  gint fd;                      /* our dup of obj->fd */
+  gchar *device;                /* for messages once obj->device changed */
   guint32 memory;
   guint count;
   guint generation;             /* obj->generation when REQBUFS ran */
-  guint8 *data[VIDEO_MAX_FRAME];
+  guint8 *data[VIDEO_MAX_FRAME];        /* mapped, not yet wrapped */
   gsize length[VIDEO_MAX_FRAME];
 };
 
@@ -68,6 +79,7 @@ vstream_mem_share (GstMemory * mem, gssize offset, gssize size)
   gst_memory_init (GST_MEMORY_CAST (sub), GST_MINI_OBJECT_FLAGS (parent) |
       GST_MINI_OBJECT_FLAG_LOCK_READONLY, mem->allocator, parent, mem->maxsize,
       mem->align, mem->offset + offset, size);
+  /* the parent keeps the mapping: sub holds a reference on it */
   sub->index = vmem->index;
   sub->data = vmem->data;
   return GST_MEMORY_CAST (sub);
@@ -97,18 +109,28 @@ vstream_alloc (GstAllocator * allocator, gsize size, GstAllocationParams * p)
   return NULL;
 }
 
+/* The last reference to a memory: a root one takes its mapping along. */
 static void
 vstream_free (GstAllocator * allocator, GstMemory * mem)
 {
-  g_slice_free (GstVstreamMemory, (GstVstreamMemory *) mem);
+  GstVstreamMemory *vmem = (GstVstreamMemory *) mem;
+
+  if (vmem->length)
+    gst_vstream_munmap (vmem->data, vmem->length);
+  g_slice_free (GstVstreamMemory, vmem);
 }
 
+/* Runs only once every memory is gone: each holds a reference. */
 static void
 gst_vstream_allocator_finalize (GObject * object)
 {
   GstVstreamAllocator *alloc = GST_VSTREAM_ALLOCATOR (object);
 
   gst_vstream_allocator_stop (alloc);
+  if (alloc->fd >= 0)
+    close (alloc->fd);
+  gst_vstream_object_unref (alloc->obj);
+  g_free (alloc->device);
   G_OBJECT_CLASS (gst_vstream_allocator_parent_class)->finalize (object);
 }
 
@@ -141,8 +163,32 @@ gst_vstream_allocator_new (GstVstreamObject * obj)
   GstVstreamAllocator *alloc = g_object_new (GST_TYPE_VSTREAM_ALLOCATOR, NULL);
 
   gst_object_ref_sink (alloc);
-  alloc->obj = obj;
+  alloc->obj = gst_vstream_object_ref (obj);
+  alloc->device = g_strdup (obj->device);
+  /* the same open file (queue ownership is per file), for as long as we
+   * need it; -1 makes start fail with the reason */
+  alloc->fd = obj->fd >= 0 ? fcntl (obj->fd, F_DUPFD_CLOEXEC, 0) : -1;
   return alloc;
+}
+
+/* The file every ioctl on the queue goes to. */
+gint
+gst_vstream_allocator_fd (GstVstreamAllocator * alloc)
+{
+  return alloc->fd;
+}
+
+gint
+gst_vstream_allocator_ioctl (GstVstreamAllocator * alloc,
+    unsigned long request, void *arg)
+{
+  return gst_vstream_object_ioctl_fd (alloc->obj, alloc->fd, request, arg);
+}
+
+const gchar *
+gst_vstream_allocator_device (GstVstreamAllocator * alloc)
+{
+  return alloc->device;
 }
 
 guint32
@@ -162,13 +208,19 @@ gst_vstream_allocator_start (GstVstreamAllocator * alloc, guint count,
   };
   guint i;
 
-  if (gst_vstream_object_ioctl (obj, VIDIOC_REQBUFS, &req) < 0) {
+  if (alloc->fd < 0) {
+    GST_VSTREAM_ELEMENT_ERROR (obj, RESOURCE, OPEN_READ_WRITE,
+        ("Could not use device '%s'.", alloc->device),
+        ("dup: %s", g_strerror (errno)));
+    return 0;
+  }
+  if (gst_vstream_allocator_ioctl (alloc, VIDIOC_REQBUFS, &req) < 0) {
     if (errno == EBUSY)
-      GST_ELEMENT_ERROR (obj->element, RESOURCE, BUSY,
+      GST_VSTREAM_ELEMENT_ERROR (obj, RESOURCE, BUSY,
           ("Device '%s' is busy.", obj->device),
           ("VIDIOC_REQBUFS: %s", g_strerror (errno)));
     else
-      GST_ELEMENT_ERROR (obj->element, RESOURCE, SETTINGS,
+      GST_VSTREAM_ELEMENT_ERROR (obj, RESOURCE, SETTINGS,
           ("Device '%s' cannot allocate %u %s buffers.", obj->device, count,
               memory == V4L2_MEMORY_MMAP ? "mmap" :
               memory == V4L2_MEMORY_USERPTR ? "userptr" : "dmabuf"),
@@ -176,7 +228,7 @@ gst_vstream_allocator_start (GstVstreamAllocator * alloc, guint count,
     return 0;
   }
   if (req.count < 1 || req.count > VIDEO_MAX_FRAME) {
-    GST_ELEMENT_ERROR (obj->element, RESOURCE, NO_SPACE_LEFT,
+    GST_VSTREAM_ELEMENT_ERROR (obj, RESOURCE, NO_SPACE_LEFT,
         ("Device '%s' gave %u buffers.", obj->device, req.count), (NULL));
     goto fail;
   }
@@ -190,15 +242,15 @@ gst_vstream_allocator_start (GstVstreamAllocator * alloc, guint count,
     struct v4l2_buffer buf = {.index = i,.type = obj->type,.memory = memory };
     void *p;
 
-    if (gst_vstream_object_ioctl (obj, VIDIOC_QUERYBUF, &buf) < 0) {
-      GST_ELEMENT_ERROR (obj->element, RESOURCE, READ,
+    if (gst_vstream_allocator_ioctl (alloc, VIDIOC_QUERYBUF, &buf) < 0) {
+      GST_VSTREAM_ELEMENT_ERROR (obj, RESOURCE, READ,
           ("Could not query buffer %u of device '%s'.", i, obj->device),
           ("VIDIOC_QUERYBUF: %s", g_strerror (errno)));
       goto fail;
     }
-    p = gst_vstream_mmap (obj->fd, buf.length, buf.m.offset);
+    p = gst_vstream_mmap (alloc->fd, buf.length, buf.m.offset);
     if (p == MAP_FAILED) {
-      GST_ELEMENT_ERROR (obj->element, RESOURCE, READ,
+      GST_VSTREAM_ELEMENT_ERROR (obj, RESOURCE, READ,
           ("Could not map buffer %u of device '%s'.", i, obj->device),
           ("mmap: %s", g_strerror (errno)));
       goto fail;
@@ -216,10 +268,10 @@ fail:
 /*
  * Free the driver's buffers now (REQBUFS(0)), while memories may still be
  * out in the pipeline (a sink keeps its last frame): vb2 keeps a buffer's
- * memory for as long as it is mapped, and the mappings stay until
- * gst_vstream_allocator_stop() once they are all back.  The node is free
- * for a new format at once.  A newer allocator that owns the queue by now
- * keeps its buffers.
+ * memory for as long as it is mapped, and each mapping stays until the
+ * last reference to its memory goes.  The node is free for a new format
+ * at once.  A newer allocator that owns the queue by now keeps its
+ * buffers.
  */
 void
 gst_vstream_allocator_orphan (GstVstreamAllocator * alloc)
@@ -227,16 +279,18 @@ gst_vstream_allocator_orphan (GstVstreamAllocator * alloc)
   GstVstreamObject *obj = alloc->obj;
   struct v4l2_requestbuffers req = {.count = 0 };
 
-  if (alloc->generation && obj && gst_vstream_object_is_open (obj) &&
+  if (alloc->generation && alloc->fd >= 0 &&
       alloc->generation == obj->generation) {
     req.type = obj->type;
     req.memory = alloc->memory;
-    if (gst_vstream_object_ioctl (obj, VIDIOC_REQBUFS, &req) < 0)
-      GST_WARNING ("REQBUFS(0) on %s: %s", obj->device, g_strerror (errno));
+    if (gst_vstream_allocator_ioctl (alloc, VIDIOC_REQBUFS, &req) < 0)
+      GST_WARNING ("REQBUFS(0) on %s: %s", alloc->device, g_strerror (errno));
   }
   alloc->generation = 0;
 }
 
+/* The pool is done with the buffers: unmap what no memory took over
+ * (memories unmap their own) and free them in the driver. */
 void
 gst_vstream_allocator_stop (GstVstreamAllocator * alloc)
 {
@@ -253,6 +307,8 @@ gst_vstream_allocator_stop (GstVstreamAllocator * alloc)
   gst_vstream_allocator_orphan (alloc);
 }
 
+/* The memory of buffer @index; it takes over the mapping, so an index is
+ * wrapped once per start. */
 GstMemory *
 gst_vstream_allocator_wrap (GstVstreamAllocator * alloc, guint index)
 {
@@ -265,6 +321,8 @@ gst_vstream_allocator_wrap (GstVstreamAllocator * alloc, guint index)
       alloc->length[index], 0, 0, alloc->length[index]);
   mem->index = index;
   mem->data = alloc->data[index];
+  mem->length = alloc->length[index];
+  alloc->data[index] = NULL;
   return GST_MEMORY_CAST (mem);
 }
 
@@ -279,8 +337,8 @@ gst_vstream_allocator_export (GstVstreamAllocator * alloc, guint index,
 
   if (index >= alloc->count)
     return NULL;
-  if (gst_vstream_object_ioctl (obj, VIDIOC_EXPBUF, &exp) < 0) {
-    GST_ELEMENT_ERROR (obj->element, RESOURCE, SETTINGS,
+  if (gst_vstream_allocator_ioctl (alloc, VIDIOC_EXPBUF, &exp) < 0) {
+    GST_VSTREAM_ELEMENT_ERROR (obj, RESOURCE, SETTINGS,
         ("Device '%s' cannot export buffer %u as dma-buf.", obj->device,
             index), ("VIDIOC_EXPBUF: %s", g_strerror (errno)));
     return NULL;

@@ -20,6 +20,10 @@ guint gst_vstream_allocator_start (GstVstreamAllocator * alloc, guint count,
 void gst_vstream_allocator_stop (GstVstreamAllocator * alloc);
 void gst_vstream_allocator_orphan (GstVstreamAllocator * alloc);
 guint32 gst_vstream_allocator_memory (GstVstreamAllocator * alloc);
+gint gst_vstream_allocator_fd (GstVstreamAllocator * alloc);
+gint gst_vstream_allocator_ioctl (GstVstreamAllocator * alloc,
+    unsigned long request, void *arg);
+const gchar *gst_vstream_allocator_device (GstVstreamAllocator * alloc);
 GstMemory *gst_vstream_allocator_wrap (GstVstreamAllocator * alloc,
     guint index);
 GstMemory *gst_vstream_allocator_export (GstVstreamAllocator * alloc,

@@ -1,15 +1,28 @@
 /* vstream GStreamer plugin: a buffer pool over V4L2 streaming I/O.
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * Every GstBuffer of the pool stands for one V4L2 buffer index.  A buffer
- * is either in the driver (queued[] holds the pool's reference), in the
- * pool's free queue, or out in the pipeline.
+ * Every GstBuffer of the pool stands for one V4L2 buffer index, and the
+ * pool keeps a reference to each index's memory (mem[]).  A buffer is
+ * either in the driver (queued[] holds the pool's reference), in the
+ * pool's free queue, out in the pipeline, or parked.
+ *
+ * A driver buffer goes back to the driver only when nobody but the pool
+ * references its memory: a shallow copy, a sub-buffer (gst_buffer_copy_region
+ * shares the memory), a tee branch, a videorate duplicate or a GstSample
+ * may all outlive the GstBuffer the pool handed out.  So a buffer coming
+ * back gives up its memory; if the pool's reference is then the only one,
+ * the memory goes straight back in and the buffer back to work, else the
+ * buffer is parked until the memory is let go.  The pool looks at parked
+ * buffers whenever a buffer comes back or one is acquired (and while
+ * waiting for the driver), so the index returns within a frame of its
+ * last user letting go.  A memory left out when the pool stops keeps its
+ * mapping (see vstreamallocator.c).
  *
  * Capture: start queues every buffer and turns streaming on; acquire is
  * DQBUF; a buffer released by downstream is queued again.  When handing a
- * buffer out would leave the driver with none, the frame is copied and the
- * buffer re-queued at once, so a downstream that holds buffers never
- * starves the device.
+ * buffer out would leave the driver with none (downstream holds or
+ * references all the others), the frame is copied and the buffer
+ * re-queued at once, so capture never stalls on downstream.
  *
  * Capture in userptr mode borrows: each time a buffer goes to the driver
  * it takes a free buffer of the downstream pool (the "lender", see
@@ -43,8 +56,9 @@ GST_DEBUG_CATEGORY_EXTERN (gst_vstream_debug);
 struct _GstVstreamBufferPool
 {
   GstBufferPool parent;
-  GstVstreamObject *obj;
-  GstVstreamAllocator *vallocator;
+  GstVstreamObject *obj;        /* a reference */
+  GstVstreamAllocator *vallocator;      /* holds the queue's file */
+  gint fd;                      /* the allocator's */
   GstAllocator *dmabuf;
   GstCaps *caps;
   guint32 memory;
@@ -55,14 +69,21 @@ struct _GstVstreamBufferPool
   gboolean import_refused;      /* output: the driver could not pin upstream's
                                  * memory once; copy from then on */
 
-  GMutex lock;                  /* queued[], mapped[], n_queued, streaming,
-                                 * lender */
+  GMutex lock;                  /* queued[], mapped[], n_queued, mem[],
+                                 * parked[], n_parked, returns, streaming,
+                                 * flushing, lender */
+  GCond returned;               /* output: a buffer came back */
   GstBufferPool *lender;
   GstBuffer *queued[VIDEO_MAX_FRAME];
   GstMapInfo map[VIDEO_MAX_FRAME];
   gboolean mapped[VIDEO_MAX_FRAME];
   guint n_queued;
+  GstMemory *mem[VIDEO_MAX_FRAME];      /* each index's, a reference */
+  GstBuffer *parked[VIDEO_MAX_FRAME];   /* memory-less, until mem[] is idle */
+  guint n_parked;
+  guint returns;                /* counts buffers coming back */
   gboolean streaming;
+  gboolean flushing;            /* unlock(): stop waiting */
 
   GstPoll *poll;
   GstPollFD pollfd;
@@ -112,17 +133,28 @@ gst_vstream_buffer_pool_queued (GstVstreamBufferPool * pool)
   return n;
 }
 
+static gboolean
+is_streaming (GstVstreamBufferPool * pool)
+{
+  gboolean streaming;
+
+  g_mutex_lock (&pool->lock);
+  streaming = pool->streaming;
+  g_mutex_unlock (&pool->lock);
+  return streaming;
+}
+
 static GstFlowReturn
 device_error (GstVstreamBufferPool * pool, const gchar * what)
 {
   GstVstreamObject *obj = pool->obj;
 
   if (errno == ENODEV || errno == ENXIO || errno == EPIPE)
-    GST_ELEMENT_ERROR (obj->element, RESOURCE, NOT_FOUND,
+    GST_VSTREAM_ELEMENT_ERROR (obj, RESOURCE, NOT_FOUND,
         ("Device '%s' has gone away.", obj->device),
         ("%s: %s", what, g_strerror (errno)));
   else
-    GST_ELEMENT_ERROR (obj->element, RESOURCE, FAILED,
+    GST_VSTREAM_ELEMENT_ERROR (obj, RESOURCE, FAILED,
         ("Device '%s' failed: %s.", obj->device, g_strerror (errno)),
         ("%s", what));
   return GST_FLOW_ERROR;
@@ -204,6 +236,9 @@ gst_vstream_buffer_pool_alloc_buffer (GstBufferPool * bpool,
   if (!mem)
     return GST_FLOW_ERROR;
   pool->next_index++;
+  g_mutex_lock (&pool->lock);
+  pool->mem[index] = gst_memory_ref (mem);
+  g_mutex_unlock (&pool->lock);
   buf = gst_buffer_new ();
   gst_buffer_append_memory (buf, mem);
   gst_buffer_set_size (buf, pool->frame_size);
@@ -218,6 +253,114 @@ gst_vstream_buffer_pool_alloc_buffer (GstBufferPool * bpool,
 }
 
 static gboolean layout_fits (GstVstreamBufferPool * pool, GstBuffer * buf);
+static GstFlowReturn qbuf (GstVstreamBufferPool * pool, GstBuffer * buf,
+    guint index);
+
+/* Does @buf carry its own index's memory, and nothing else? */
+static gboolean
+holds_own_memory (GstVstreamBufferPool * pool, GstBuffer * buf)
+{
+  gint index = buffer_index (buf);
+  gboolean own;
+
+  if (index < 0 || gst_buffer_n_memory (buf) != 1)
+    return FALSE;
+  g_mutex_lock (&pool->lock);
+  own = gst_buffer_peek_memory (buf, 0) == pool->mem[index];
+  g_mutex_unlock (&pool->lock);
+  return own;
+}
+
+/* Is the pool's the only reference to @index's memory?  Nobody else can
+ * take one then, so the answer cannot go stale.  Under the lock. */
+static gboolean
+memory_idle (GstVstreamBufferPool * pool, guint index)
+{
+  GstMemory *mem = pool->mem[index];
+
+  return mem && GST_MINI_OBJECT_REFCOUNT_VALUE (mem) == 1;
+}
+
+/* @buf came back and its memory is idle: fill it again, the whole frame,
+ * and send it where it goes next (the driver, or the free queue). */
+static void
+back_to_work (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
+{
+  GstBufferPoolClass *pclass =
+      GST_BUFFER_POOL_CLASS (gst_vstream_buffer_pool_parent_class);
+  GstMemory *mem;
+
+  g_mutex_lock (&pool->lock);
+  mem = gst_memory_ref (pool->mem[index]);
+  g_mutex_unlock (&pool->lock);
+  if (mem->offset || mem->size != pool->frame_size)
+    gst_memory_resize (mem, -(gssize) mem->offset, pool->frame_size);
+  gst_buffer_append_memory (buf, mem);
+  GST_BUFFER_FLAGS (buf) = 0;
+  if (!pool->output && is_streaming (pool) &&
+      !GST_BUFFER_POOL_IS_FLUSHING (GST_BUFFER_POOL (pool))) {
+    /* on failure qbuf drops the buffer and posts the error */
+    qbuf (pool, buf, index);
+  } else {
+    pclass->release_buffer (GST_BUFFER_POOL (pool), buf);
+  }
+}
+
+/* Put parked buffers whose memory was let go back to work; how many. */
+static guint
+reclaim_parked (GstVstreamBufferPool * pool)
+{
+  GstBuffer *back[VIDEO_MAX_FRAME];
+  guint index[VIDEO_MAX_FRAME];
+  guint i, n = 0;
+
+  g_mutex_lock (&pool->lock);
+  for (i = 0; pool->n_parked && i < VIDEO_MAX_FRAME; i++) {
+    if (!pool->parked[i] || !memory_idle (pool, i))
+      continue;
+    back[n] = pool->parked[i];
+    index[n++] = i;
+    pool->parked[i] = NULL;
+    pool->n_parked--;
+  }
+  g_mutex_unlock (&pool->lock);
+  for (i = 0; i < n; i++)
+    back_to_work (pool, back[i], index[i]);
+  return n;
+}
+
+/* Nothing free and nothing in the driver: wait until a buffer comes back,
+ * at most a few ms (parked memory being let go says nothing).  FALSE when
+ * flushing. */
+static gboolean
+wait_for_return (GstVstreamBufferPool * pool)
+{
+  gint64 end = g_get_monotonic_time () + 5 * G_TIME_SPAN_MILLISECOND;
+  gboolean flushing;
+  guint returns;
+
+  g_mutex_lock (&pool->lock);
+  returns = pool->returns;
+  flushing = pool->flushing ||
+      GST_BUFFER_POOL_IS_FLUSHING (GST_BUFFER_POOL (pool));
+  while (!flushing && returns == pool->returns &&
+      g_cond_wait_until (&pool->returned, &pool->lock, end))
+    flushing = pool->flushing;
+  flushing = pool->flushing ||
+      GST_BUFFER_POOL_IS_FLUSHING (GST_BUFFER_POOL (pool));
+  g_mutex_unlock (&pool->lock);
+  return !flushing;
+}
+
+/* Wake wait_for_return(): a buffer came back, or flushing started. */
+static void
+signal_return (GstVstreamBufferPool * pool)
+{
+  g_mutex_lock (&pool->lock);
+  pool->returns++;
+  g_cond_broadcast (&pool->returned);
+  g_mutex_unlock (&pool->lock);
+}
 
 /* Can the driver write a frame straight into @buf's memory?  Only plain
  * process memory is lent: a device's mmap or a dma-buf mapping may not be
@@ -308,7 +451,7 @@ qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
       vb.timestamp.tv_usec = (ts % GST_SECOND) / GST_USECOND;
     }
   }
-  if (gst_vstream_object_ioctl (obj, VIDIOC_QBUF, &vb) < 0) {
+  if (gst_vstream_allocator_ioctl (pool->vallocator, VIDIOC_QBUF, &vb) < 0) {
     if (mapped)
       gst_buffer_unmap (target, &map);
     if (target != buf) {
@@ -343,21 +486,25 @@ qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
 
 map_failed:
   gst_buffer_unref (buf);
-  GST_ELEMENT_ERROR (obj->element, RESOURCE, FAILED,
+  GST_VSTREAM_ELEMENT_ERROR (obj, RESOURCE, FAILED,
       ("Could not map a buffer for device '%s'.", obj->device), (NULL));
   return GST_FLOW_ERROR;
 }
 
+/* Called from the streaming thread only: no second STREAMON can race. */
 static GstFlowReturn
 streamon (GstVstreamBufferPool * pool)
 {
   int type = pool->obj->type;
 
-  if (pool->streaming)
+  if (is_streaming (pool))
     return GST_FLOW_OK;
-  if (gst_vstream_object_ioctl (pool->obj, VIDIOC_STREAMON, &type) < 0)
+  if (gst_vstream_allocator_ioctl (pool->vallocator, VIDIOC_STREAMON,
+          &type) < 0)
     return device_error (pool, "VIDIOC_STREAMON");
+  g_mutex_lock (&pool->lock);
   pool->streaming = TRUE;
+  g_mutex_unlock (&pool->lock);
   return GST_FLOW_OK;
 }
 
@@ -371,9 +518,11 @@ streamoff (GstVstreamBufferPool * pool)
   int type = pool->obj->type;
   guint i, n = 0;
 
-  if (pool->streaming &&
-      gst_vstream_object_ioctl (pool->obj, VIDIOC_STREAMOFF, &type) < 0)
-    GST_WARNING ("STREAMOFF on %s: %s", pool->obj->device, g_strerror (errno));
+  if (is_streaming (pool) &&
+      gst_vstream_allocator_ioctl (pool->vallocator, VIDIOC_STREAMOFF,
+          &type) < 0)
+    GST_WARNING_OBJECT (pool, "STREAMOFF on %s: %s",
+        gst_vstream_allocator_device (pool->vallocator), g_strerror (errno));
   g_mutex_lock (&pool->lock);
   pool->streaming = FALSE;
   for (i = 0; i < VIDEO_MAX_FRAME; i++) {
@@ -415,12 +564,19 @@ dqbuf (GstVstreamBufferPool * pool, GstBuffer ** out, gboolean wait)
     memset (&vb, 0, sizeof (vb));
     vb.type = obj->type;
     vb.memory = pool->memory;
-    if (gst_vstream_object_ioctl (obj, VIDIOC_DQBUF, &vb) == 0)
+    if (gst_vstream_allocator_ioctl (pool->vallocator, VIDIOC_DQBUF, &vb) == 0)
       break;
     if (errno != EAGAIN)
       return device_error (pool, "VIDIOC_DQBUF");
     if (!wait)
       return GST_FLOW_CUSTOM_SUCCESS;
+    if (!pool->output && gst_vstream_buffer_pool_queued (pool) == 0) {
+      /* nothing in the driver to wait for (restarted while downstream
+       * still references every buffer): wait for memory to be let go */
+      if (reclaim_parked (pool) == 0 && !wait_for_return (pool))
+        return GST_FLOW_FLUSHING;
+      continue;
+    }
     ret = gst_poll_wait (pool->poll, GST_SECOND);
     if (ret < 0 && errno == EBUSY)
       return GST_FLOW_FLUSHING;
@@ -447,7 +603,7 @@ dqbuf (GstVstreamBufferPool * pool, GstBuffer ** out, gboolean wait)
   }
   g_mutex_unlock (&pool->lock);
   if (!buf) {
-    GST_ELEMENT_ERROR (obj->element, RESOURCE, FAILED,
+    GST_VSTREAM_ELEMENT_ERROR (obj, RESOURCE, FAILED,
         ("Device '%s' returned unknown buffer %u.", obj->device, vb.index),
         (NULL));
     return GST_FLOW_ERROR;
@@ -505,15 +661,40 @@ fail:
   return FALSE;
 }
 
+/*
+ * Every buffer is back (the base class waits for that).  Parked ones go
+ * now, memory-less; so do the pool's references to the memories: one
+ * still referenced downstream keeps its mapping until it is let go.
+ */
 static gboolean
 gst_vstream_buffer_pool_stop (GstBufferPool * bpool)
 {
   GstVstreamBufferPool *pool = GST_VSTREAM_BUFFER_POOL (bpool);
+  GstBufferPoolClass *pclass =
+      GST_BUFFER_POOL_CLASS (gst_vstream_buffer_pool_parent_class);
+  GstBuffer *parked[VIDEO_MAX_FRAME];
+  GstMemory *mem[VIDEO_MAX_FRAME];
   gboolean ret;
+  guint i;
 
   streamoff (pool);
-  ret = GST_BUFFER_POOL_CLASS (gst_vstream_buffer_pool_parent_class)->stop
-      (bpool);
+  g_mutex_lock (&pool->lock);
+  for (i = 0; i < VIDEO_MAX_FRAME; i++) {
+    parked[i] = pool->parked[i];
+    mem[i] = pool->mem[i];
+    pool->parked[i] = NULL;
+    pool->mem[i] = NULL;
+  }
+  pool->n_parked = 0;
+  g_mutex_unlock (&pool->lock);
+  /* the base class frees a buffer without memory (and counts it) */
+  for (i = 0; i < VIDEO_MAX_FRAME; i++)
+    if (parked[i])
+      pclass->release_buffer (bpool, parked[i]);
+  ret = pclass->stop (bpool);
+  for (i = 0; i < VIDEO_MAX_FRAME; i++)
+    if (mem[i])
+      gst_memory_unref (mem[i]);
   gst_vstream_allocator_stop (pool->vallocator);
   return ret;
 }
@@ -524,6 +705,7 @@ gst_vstream_buffer_pool_flush_start (GstBufferPool * bpool)
   GstVstreamBufferPool *pool = GST_VSTREAM_BUFFER_POOL (bpool);
 
   gst_poll_set_flushing (pool->poll, TRUE);
+  signal_return (pool);
   /* Capture buffers in the driver return to the free queue; output
    * buffers return to upstream's references, so deactivation can finish. */
   streamoff (pool);
@@ -534,6 +716,10 @@ gst_vstream_buffer_pool_set_flushing (GstVstreamBufferPool * pool,
     gboolean flushing)
 {
   gst_poll_set_flushing (pool->poll, flushing);
+  g_mutex_lock (&pool->lock);
+  pool->flushing = flushing;
+  g_mutex_unlock (&pool->lock);
+  signal_return (pool);
 }
 
 static void
@@ -577,8 +763,9 @@ gst_vstream_buffer_pool_acquire_buffer (GstBufferPool * bpool,
   GstFlowReturn ret;
   GstBuffer *buf;
 
+  reclaim_parked (pool);
   if (!pool->output) {
-    ret = pool->streaming ? GST_FLOW_OK : queue_all_and_stream (pool);
+    ret = is_streaming (pool) ? GST_FLOW_OK : queue_all_and_stream (pool);
     return ret == GST_FLOW_OK ? dqbuf (pool, buffer, TRUE) : ret;
   }
 
@@ -590,8 +777,11 @@ gst_vstream_buffer_pool_acquire_buffer (GstBufferPool * bpool,
     if (params && (params->flags & GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT))
       return GST_FLOW_EOS;
     if (gst_vstream_buffer_pool_queued (pool) == 0) {
-      /* all out in the pipeline: wait for one to come back */
-      return pclass->acquire_buffer (bpool, buffer, params);
+      /* all out in the pipeline, or back and parked: wait for one */
+      if (!wait_for_return (pool))
+        return GST_FLOW_FLUSHING;
+      reclaim_parked (pool);
+      continue;
     }
     ret = dqbuf (pool, &buf, TRUE);
     if (ret != GST_FLOW_OK)
@@ -600,6 +790,13 @@ gst_vstream_buffer_pool_acquire_buffer (GstBufferPool * bpool,
   }
 }
 
+/*
+ * A buffer came back from the pipeline.  Its memory may live on in a
+ * shallow copy, a sub-buffer or a sample: take it out, and put the buffer
+ * back to work only if the pool's reference is the last one; else park
+ * it until the memory is let go.  Capture buffers go back to the driver
+ * while streaming, the rest to the free queue.
+ */
 static void
 gst_vstream_buffer_pool_release_buffer (GstBufferPool * bpool,
     GstBuffer * buf)
@@ -607,19 +804,30 @@ gst_vstream_buffer_pool_release_buffer (GstBufferPool * bpool,
   GstVstreamBufferPool *pool = GST_VSTREAM_BUFFER_POOL (bpool);
   GstBufferPoolClass *pclass =
       GST_BUFFER_POOL_CLASS (gst_vstream_buffer_pool_parent_class);
+  gint index = buffer_index (buf);
+  gboolean idle;
 
-  /* Capture: a buffer downstream let go of goes straight back to the
-   * driver while streaming. */
-  if (!pool->output && pool->streaming &&
-      !GST_BUFFER_POOL_IS_FLUSHING (bpool) && buffer_index (buf) >= 0) {
-    gst_buffer_resize (buf, 0, pool->frame_size);
-    GST_BUFFER_FLAGS (buf) = 0;
-    /* on failure qbuf drops the buffer and posts the error */
-    qbuf (pool, buf, buffer_index (buf));
+  g_mutex_lock (&pool->lock);
+  idle = index >= 0 && pool->mem[index];
+  g_mutex_unlock (&pool->lock);
+  if (!idle) {
+    pclass->release_buffer (bpool, buf);
     return;
   }
-  gst_buffer_resize (buf, 0, pool->frame_size);
-  pclass->release_buffer (bpool, buf);
+  gst_buffer_remove_all_memory (buf);
+  g_mutex_lock (&pool->lock);
+  idle = memory_idle (pool, index);
+  if (!idle) {
+    GST_LOG_OBJECT (pool, "buffer %d: memory still referenced, parked",
+        index);
+    pool->parked[index] = buf;
+    pool->n_parked++;
+  }
+  g_mutex_unlock (&pool->lock);
+  if (idle)
+    back_to_work (pool, buf, index);
+  reclaim_parked (pool);
+  signal_return (pool);
 }
 
 /*
@@ -786,7 +994,7 @@ render_copy (GstVstreamBufferPool * pool, GstBuffer * buf)
 
 fail:
   gst_buffer_unref (dst);
-  GST_ELEMENT_ERROR (obj->element, STREAM, FORMAT,
+  GST_VSTREAM_ELEMENT_ERROR (obj, STREAM, FORMAT,
       ("Could not copy a frame for device '%s'.", obj->device), (NULL));
   return GST_FLOW_ERROR;
 }
@@ -815,7 +1023,7 @@ gst_vstream_buffer_pool_render (GstVstreamBufferPool * pool, GstBuffer * buf)
   GstBuffer *done;
   gint index;
 
-  if (buf->pool == GST_BUFFER_POOL (pool) && buffer_index (buf) >= 0) {
+  if (buf->pool == GST_BUFFER_POOL (pool) && holds_own_memory (pool, buf)) {
     gboolean again;
 
     /* The same buffer rendered twice (preroll, then play) is already in
@@ -869,6 +1077,8 @@ gst_vstream_buffer_pool_finalize (GObject * object)
   gst_clear_object (&pool->lender);
   gst_caps_replace (&pool->caps, NULL);
   gst_poll_free (pool->poll);
+  gst_vstream_object_unref (pool->obj);
+  g_cond_clear (&pool->returned);
   g_mutex_clear (&pool->lock);
   G_OBJECT_CLASS (gst_vstream_buffer_pool_parent_class)->finalize (object);
 }
@@ -895,6 +1105,7 @@ static void
 gst_vstream_buffer_pool_init (GstVstreamBufferPool * pool)
 {
   g_mutex_init (&pool->lock);
+  g_cond_init (&pool->returned);
   pool->poll = gst_poll_new (TRUE);
 }
 
@@ -909,20 +1120,23 @@ gst_vstream_buffer_pool_new (GstVstreamObject * obj, GstCaps * caps)
   pool = g_object_new (GST_TYPE_VSTREAM_BUFFER_POOL, "name", name, NULL);
   g_free (name);
   gst_object_ref_sink (pool);
-  pool->obj = obj;
+  pool->obj = gst_vstream_object_ref (obj);
   pool->output = obj->type == V4L2_BUF_TYPE_VIDEO_OUTPUT;
   pool->caps = gst_caps_ref (caps);
   pool->frame_size = obj->format.fmt.pix.sizeimage;
   pool->count = gst_vstream_object_buffer_count (obj);
   pool->vallocator = gst_vstream_allocator_new (obj);
+  pool->fd = gst_vstream_allocator_fd (pool->vallocator);
   pool->dmabuf = gst_dmabuf_allocator_new ();
   gst_poll_fd_init (&pool->pollfd);
-  pool->pollfd.fd = obj->fd;
-  gst_poll_add_fd (pool->poll, &pool->pollfd);
-  if (pool->output)
-    gst_poll_fd_ctl_write (pool->poll, &pool->pollfd, TRUE);
-  else
-    gst_poll_fd_ctl_read (pool->poll, &pool->pollfd, TRUE);
+  pool->pollfd.fd = pool->fd;
+  if (pool->fd >= 0) {          /* else start fails, saying why */
+    gst_poll_add_fd (pool->poll, &pool->pollfd);
+    if (pool->output)
+      gst_poll_fd_ctl_write (pool->poll, &pool->pollfd, TRUE);
+    else
+      gst_poll_fd_ctl_read (pool->poll, &pool->pollfd, TRUE);
+  }
 
   config = gst_buffer_pool_get_config (GST_BUFFER_POOL (pool));
   gst_buffer_pool_config_set_params (config, caps, obj->info.size,

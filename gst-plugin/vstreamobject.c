@@ -166,6 +166,7 @@ gst_vstream_object_new (GstElement * element, enum v4l2_buf_type type,
 {
   GstVstreamObject *obj = g_new0 (GstVstreamObject, 1);
 
+  obj->refcount = 1;
   obj->element = element;
   obj->type = type;
   obj->device = g_strdup (default_device);
@@ -176,25 +177,51 @@ gst_vstream_object_new (GstElement * element, enum v4l2_buf_type type,
   return obj;
 }
 
-void
-gst_vstream_object_free (GstVstreamObject * obj)
+GstVstreamObject *
+gst_vstream_object_ref (GstVstreamObject * obj)
 {
+  g_atomic_int_inc (&obj->refcount);
+  return obj;
+}
+
+void
+gst_vstream_object_unref (GstVstreamObject * obj)
+{
+  if (!g_atomic_int_dec_and_test (&obj->refcount))
+    return;
   gst_vstream_object_close (obj);
   g_mutex_clear (&obj->stats_lock);
   g_free (obj->device);
   g_free (obj);
 }
 
+/* The element is finalized: close its node and drop its reference; pools
+ * and allocators still holding the object no longer post to it. */
+void
+gst_vstream_object_disown (GstVstreamObject * obj)
+{
+  gst_vstream_object_close (obj);
+  obj->element = NULL;
+  gst_vstream_object_unref (obj);
+}
+
 gint
-gst_vstream_object_ioctl (GstVstreamObject * obj, unsigned long request,
-    void *arg)
+gst_vstream_object_ioctl_fd (GstVstreamObject * obj, gint fd,
+    unsigned long request, void *arg)
 {
   int ret;
 
   do
-    ret = obj->ioctl (obj->fd, request, arg);
+    ret = obj->ioctl (fd, request, arg);
   while (ret < 0 && errno == EINTR);
   return ret;
+}
+
+gint
+gst_vstream_object_ioctl (GstVstreamObject * obj, unsigned long request,
+    void *arg)
+{
+  return gst_vstream_object_ioctl_fd (obj, obj->fd, request, arg);
 }
 
 static gboolean

@@ -46,9 +46,17 @@ void gst_vstream_munmap (void *addr, gsize length);
 
 typedef struct _GstVstreamObject GstVstreamObject;
 
+/*
+ * Refcounted: the element holds one reference, and so does every pool and
+ * allocator made for it, because those live on while memory of theirs is
+ * still out in the pipeline (or in an application's GstSample) after the
+ * element is gone.  They use a dup of fd of their own (see
+ * vstreamallocator.c), never fd, which the element closes and reopens.
+ */
 struct _GstVstreamObject
 {
-  GstElement *element;
+  gint refcount;
+  GstElement *element;          /* NULL once the element is finalized */
   enum v4l2_buf_type type;
   gchar *device;
   gint fd;
@@ -96,9 +104,23 @@ gboolean gst_vstream_object_set_property (GstVstreamObject * obj,
 gboolean gst_vstream_object_get_property (GstVstreamObject * obj,
     guint prop_id, GValue * value);
 
+/* GST_ELEMENT_ERROR for @obj's element; code that can run after the
+ * element went away (a pool stopping when the last memory comes back)
+ * can only log. */
+#define GST_VSTREAM_ELEMENT_ERROR(obj, domain, code, text, debug)        \
+  G_STMT_START {                                                          \
+    if ((obj)->element)                                                   \
+      GST_ELEMENT_ERROR ((obj)->element, domain, code, text, debug);      \
+    else                                                                  \
+      GST_WARNING ("device %s: error after its element went away",       \
+          (obj)->device);                                                 \
+  } G_STMT_END
+
 GstVstreamObject *gst_vstream_object_new (GstElement * element,
     enum v4l2_buf_type type, const gchar * default_device);
-void gst_vstream_object_free (GstVstreamObject * obj);
+GstVstreamObject *gst_vstream_object_ref (GstVstreamObject * obj);
+void gst_vstream_object_unref (GstVstreamObject * obj);
+void gst_vstream_object_disown (GstVstreamObject * obj);
 
 gboolean gst_vstream_object_open (GstVstreamObject * obj);
 void gst_vstream_object_close (GstVstreamObject * obj);
@@ -106,6 +128,8 @@ gboolean gst_vstream_object_is_open (GstVstreamObject * obj);
 
 gint gst_vstream_object_ioctl (GstVstreamObject * obj, unsigned long request,
     void *arg);
+gint gst_vstream_object_ioctl_fd (GstVstreamObject * obj, gint fd,
+    unsigned long request, void *arg);
 
 GstCaps *gst_vstream_object_probe_caps (GstVstreamObject * obj);
 GstCaps *gst_vstream_object_get_caps (GstVstreamObject * obj,

@@ -301,7 +301,7 @@ gst_vstream_sink_finalize (GObject * object)
 {
   GstVstreamSink *sink = GST_VSTREAM_SINK (object);
 
-  gst_vstream_object_free (sink->obj);
+  gst_vstream_object_disown (sink->obj);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 

@@ -465,7 +465,7 @@ gst_vstream_src_finalize (GObject * object)
 {
   GstVstreamSrc *src = GST_VSTREAM_SRC (object);
 
-  gst_vstream_object_free (src->obj);
+  gst_vstream_object_disown (src->obj);
   gst_poll_free (src->poll);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
