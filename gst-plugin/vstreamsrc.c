@@ -397,9 +397,13 @@ timestamp (GstVstreamSrc * src, GstBuffer * buf)
         obj->tpf.numerator, obj->tpf.denominator);
 }
 
+/* Sequence gaps are frames the driver dropped: count them and say so in a
+ * QoS message about @buf, timestamped already (running time). */
 static void
 count_drops (GstVstreamSrc * src, GstBuffer * buf)
 {
+  GstSegment *segment = &GST_BASE_SRC (src)->segment;
+  GstClockTime pts = GST_BUFFER_PTS (buf);
   guint32 seq = GST_BUFFER_OFFSET (buf);
   guint32 dropped = 0;
   GstMessage *qos;
@@ -415,8 +419,10 @@ count_drops (GstVstreamSrc * src, GstBuffer * buf)
   gst_vstream_object_count (src->obj, 0, dropped, 0, 0);
   GST_INFO_OBJECT (src, "device %s dropped %u frame(s) before %u",
       src->obj->device, dropped, seq);
-  qos = gst_message_new_qos (GST_OBJECT (src), TRUE, GST_BUFFER_PTS (buf),
-      GST_CLOCK_TIME_NONE, GST_BUFFER_PTS (buf), GST_BUFFER_DURATION (buf));
+  qos = gst_message_new_qos (GST_OBJECT (src), TRUE,
+      gst_segment_to_running_time (segment, GST_FORMAT_TIME, pts),
+      gst_segment_to_stream_time (segment, GST_FORMAT_TIME, pts), pts,
+      GST_BUFFER_DURATION (buf));
   gst_message_set_qos_stats (qos, GST_FORMAT_BUFFERS, src->processed,
       src->dropped);
   gst_element_post_message (GST_ELEMENT (src), qos);
@@ -448,14 +454,16 @@ gst_vstream_src_create (GstPushSrc * psrc, GstBuffer ** out)
     ret = gst_buffer_pool_acquire_buffer (src->pool, &buf, NULL);
     if (ret == GST_FLOW_OK) {
       gst_vstream_object_count (src->obj, 1, 0, 0, 0);
-      count_drops (src, buf);
       ret = gst_vstream_buffer_pool_maybe_copy
           (GST_VSTREAM_BUFFER_POOL (src->pool), &buf);
     }
   }
   if (ret != GST_FLOW_OK)
     return ret;
+  /* driver time in, running time out: QoS speaks running time */
   timestamp (src, buf);
+  if (src->pool)
+    count_drops (src, buf);
   *out = buf;
   return GST_FLOW_OK;
 }
