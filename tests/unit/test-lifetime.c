@@ -1,0 +1,749 @@
+/* Host unit tests: memory and object lifetimes of vstreamsrc and
+ * vstreamsink against a canned device, built with AddressSanitizer
+ * (tests/unit/meson.build).
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The elements open FAKE_DEV (any character device will do) and every
+ * ioctl, mmap and munmap goes to the fake below through the test hooks of
+ * vstreamobject.h.  The fake captures a new frame into a buffer at each
+ * DQBUF, so a buffer queued again while the pipeline still references its
+ * memory shows as changed bytes; its mappings are heap blocks, so reading
+ * one after it was unmapped is a heap-use-after-free under ASan.  The
+ * elements are this test's own copy, registered statically.
+ */
+#include <errno.h>
+#include <string.h>
+#include <gst/gst.h>
+#include <gst/app/gstappsink.h>
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+
+#include "vstreamobject.h"
+#include "vstreamsrc.h"
+#include "vstreamsink.h"
+
+GST_DEBUG_CATEGORY (gst_vstream_debug);
+
+#define FAKE_DEV "/dev/full"
+#define W 64
+#define H 48
+#define SIZEIMAGE (W * 2 * H)
+#define MAP_LEN 8192            /* SIZEIMAGE, page-rounded */
+#define N_MAX 8
+#define CAPS "video/x-raw,format=YUY2,width=64,height=48,framerate=30/1"
+
+/* ------------------------------------------------------------------ */
+/* the canned device: YUYV 64x48 at 30 fps, MMAP streaming only */
+
+static struct
+{
+  GMutex lock;
+  gboolean output;
+  guint count;                  /* buffers REQBUFS made */
+  gboolean streaming;
+  guint8 *pages[N_MAX];         /* each buffer's memory, where mapped */
+  gboolean queued[N_MAX];
+  GQueue fifo;
+  guint32 sequence;
+  guint gap_every;              /* a dropped frame every N frames */
+  gint64 interval;              /* us between frames, 0: at once */
+  gint64 next_frame;
+  GHashTable *maps;             /* live mappings */
+  guint fds_before;
+} fake;
+
+static guint8
+pixel (guint32 seq, gsize i)
+{
+  return (guint8) (seq * 7 + i * 13 + (i >> 8));
+}
+
+static void
+fake_set_format (struct v4l2_format *f)
+{
+  enum v4l2_buf_type type = f->type;
+
+  memset (&f->fmt, 0, sizeof (f->fmt));
+  f->type = type;
+  f->fmt.pix.width = W;
+  f->fmt.pix.height = H;
+  f->fmt.pix.pixelformat = V4L2_PIX_FMT_YUYV;
+  f->fmt.pix.field = V4L2_FIELD_NONE;
+  f->fmt.pix.bytesperline = W * 2;
+  f->fmt.pix.sizeimage = SIZEIMAGE;
+}
+
+static void
+fake_streamoff (void)
+{
+  fake.streaming = FALSE;
+  g_queue_clear (&fake.fifo);
+  memset (fake.queued, 0, sizeof (fake.queued));
+}
+
+/* Called with the lock held; may drop it to pace frames. */
+static int
+fake_dqbuf (struct v4l2_buffer *b)
+{
+  guint index;
+  gint64 now = g_get_monotonic_time ();
+
+  if (fake.interval && fake.streaming && now < fake.next_frame) {
+    g_mutex_unlock (&fake.lock);
+    g_usleep (fake.next_frame - now);
+    g_mutex_lock (&fake.lock);
+    now = g_get_monotonic_time ();
+  }
+  if (!fake.streaming || g_queue_is_empty (&fake.fifo)) {
+    errno = EAGAIN;
+    return -1;
+  }
+  fake.next_frame = MAX (now, fake.next_frame) + fake.interval;
+  index = GPOINTER_TO_UINT (g_queue_pop_head (&fake.fifo));
+  fake.queued[index] = FALSE;
+  b->index = index;
+  b->bytesused = SIZEIMAGE;
+  b->field = V4L2_FIELD_NONE;
+  b->flags = 0;
+  if (!fake.output) {
+    guint32 seq = fake.sequence++;
+    gsize i;
+
+    if (fake.gap_every && seq % fake.gap_every == 0)
+      seq = fake.sequence++;
+    /* the frame, where the buffer's memory is mapped */
+    for (i = 0; fake.pages[index] && i < SIZEIMAGE; i++)
+      fake.pages[index][i] = pixel (seq, i);
+    if (fake.pages[index])
+      memcpy (fake.pages[index], &seq, 4);
+    b->sequence = seq;
+    b->timestamp.tv_sec = now / G_USEC_PER_SEC;
+    b->timestamp.tv_usec = now % G_USEC_PER_SEC;
+  }
+  return 0;
+}
+
+static int
+fake_ioctl (int fd, unsigned long req, void *arg)
+{
+  int ret = 0;
+
+  g_mutex_lock (&fake.lock);
+  switch (req) {
+    case VIDIOC_QUERYCAP:{
+      struct v4l2_capability *c = arg;
+
+      memset (c, 0, sizeof (*c));
+      g_strlcpy ((gchar *) c->card, "fake", sizeof (c->card));
+      c->device_caps = V4L2_CAP_STREAMING | (fake.output ?
+          V4L2_CAP_VIDEO_OUTPUT : V4L2_CAP_VIDEO_CAPTURE);
+      c->capabilities = c->device_caps | V4L2_CAP_DEVICE_CAPS;
+      break;
+    }
+    case VIDIOC_ENUM_FMT:{
+      struct v4l2_fmtdesc *d = arg;
+
+      if (d->index > 0)
+        goto einval;
+      d->pixelformat = V4L2_PIX_FMT_YUYV;
+      break;
+    }
+    case VIDIOC_ENUM_FRAMESIZES:{
+      struct v4l2_frmsizeenum *fs = arg;
+
+      if (fs->index > 0)
+        goto einval;
+      fs->type = V4L2_FRMSIZE_TYPE_DISCRETE;
+      fs->discrete.width = W;
+      fs->discrete.height = H;
+      break;
+    }
+    case VIDIOC_ENUM_FRAMEINTERVALS:{
+      struct v4l2_frmivalenum *fi = arg;
+
+      if (fi->index > 0)
+        goto einval;
+      fi->type = V4L2_FRMIVAL_TYPE_DISCRETE;
+      fi->discrete.numerator = 1;
+      fi->discrete.denominator = 30;
+      break;
+    }
+    case VIDIOC_TRY_FMT:
+    case VIDIOC_S_FMT:
+    case VIDIOC_G_FMT:
+      fake_set_format (arg);
+      break;
+    case VIDIOC_G_PARM:
+    case VIDIOC_S_PARM:{
+      struct v4l2_streamparm *p = arg;
+      struct v4l2_fract *t = fake.output ? &p->parm.output.timeperframe :
+          &p->parm.capture.timeperframe;
+
+      t->numerator = 1;
+      t->denominator = 30;
+      break;
+    }
+    case VIDIOC_REQBUFS:{
+      struct v4l2_requestbuffers *r = arg;
+
+      if (r->memory != V4L2_MEMORY_MMAP)
+        goto einval;
+      /* the old buffers' pages stay with their mappings */
+      fake_streamoff ();
+      memset (fake.pages, 0, sizeof (fake.pages));
+      fake.count = r->count = MIN (r->count, N_MAX);
+      break;
+    }
+    case VIDIOC_QUERYBUF:{
+      struct v4l2_buffer *b = arg;
+
+      if (b->index >= fake.count)
+        goto einval;
+      b->length = MAP_LEN;
+      b->m.offset = b->index * MAP_LEN;
+      break;
+    }
+    case VIDIOC_QBUF:{
+      struct v4l2_buffer *b = arg;
+
+      /* queueing a buffer the driver has already is the element's bug */
+      if (b->index >= fake.count || fake.queued[b->index] ||
+          b->memory != V4L2_MEMORY_MMAP)
+        goto einval;
+      fake.queued[b->index] = TRUE;
+      g_queue_push_tail (&fake.fifo, GUINT_TO_POINTER (b->index));
+      break;
+    }
+    case VIDIOC_DQBUF:
+      ret = fake_dqbuf (arg);
+      break;
+    case VIDIOC_STREAMON:
+      fake.streaming = TRUE;
+      fake.next_frame = g_get_monotonic_time ();
+      break;
+    case VIDIOC_STREAMOFF:
+      fake_streamoff ();
+      break;
+    default:
+      goto einval;
+  }
+  g_mutex_unlock (&fake.lock);
+  return ret;
+
+einval:
+  g_mutex_unlock (&fake.lock);
+  errno = EINVAL;
+  return -1;
+}
+
+static void *
+fake_mmap (gsize length, gint fd, off_t offset)
+{
+  guint index = offset / MAP_LEN;
+  guint8 *p = g_malloc0 (length);
+
+  g_mutex_lock (&fake.lock);
+  fail_unless (index < fake.count && length == MAP_LEN);
+  fake.pages[index] = p;
+  g_hash_table_add (fake.maps, p);
+  g_mutex_unlock (&fake.lock);
+  return p;
+}
+
+static int
+fake_munmap (void *addr, gsize length)
+{
+  guint i;
+
+  g_mutex_lock (&fake.lock);
+  fail_unless (g_hash_table_remove (fake.maps, addr), "unmapped twice");
+  for (i = 0; i < N_MAX; i++)
+    if (fake.pages[i] == addr)
+      fake.pages[i] = NULL;
+  g_mutex_unlock (&fake.lock);
+  g_free (addr);
+  return 0;
+}
+
+/* How many of our fds are FAKE_DEV: the elements' and their pools'. */
+static guint
+open_fake_fds (void)
+{
+  GDir *dir = g_dir_open ("/proc/self/fd", 0, NULL);
+  const gchar *name;
+  guint n = 0;
+
+  fail_unless (dir != NULL);
+  while ((name = g_dir_read_name (dir))) {
+    gchar *path = g_build_filename ("/proc/self/fd", name, NULL);
+    gchar *target = g_file_read_link (path, NULL);
+
+    n += target && g_str_equal (target, FAKE_DEV);
+    g_free (target);
+    g_free (path);
+  }
+  g_dir_close (dir);
+  return n;
+}
+
+static void
+fake_setup (void)
+{
+  g_mutex_lock (&fake.lock);
+  fake.output = FALSE;
+  fake.count = 0;
+  fake_streamoff ();
+  memset (fake.pages, 0, sizeof (fake.pages));
+  fake.sequence = 0;
+  fake.gap_every = 0;
+  fake.interval = 0;
+  if (!fake.maps)
+    fake.maps = g_hash_table_new (NULL, NULL);
+  g_mutex_unlock (&fake.lock);
+  fake.fds_before = open_fake_fds ();
+}
+
+/* Everything is let go: every mapping unmapped, the driver's buffers
+ * freed, every fd on the device closed (the pools' dups too). */
+static void
+assert_device_released (void)
+{
+  g_mutex_lock (&fake.lock);
+  fail_unless_equals_int (g_hash_table_size (fake.maps), 0);
+  fail_unless_equals_int (fake.count, 0);
+  fail_if (fake.streaming);
+  g_mutex_unlock (&fake.lock);
+  fail_unless_equals_int (open_fake_fds (), fake.fds_before);
+}
+
+/* ------------------------------------------------------------------ */
+/* helpers */
+
+static guint32
+checksum (GstBuffer * buf)
+{
+  GstMapInfo map;
+  guint32 h = 2166136261u;
+  gsize i;
+
+  fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
+  for (i = 0; i < map.size; i++)
+    h = (h ^ map.data[i]) * 16777619u;
+  gst_buffer_unmap (buf, &map);
+  return h;
+}
+
+/* A whole frame of the fake: every byte follows its sequence number (the
+ * first four bytes). */
+static void
+assert_frame (GstBuffer * buf)
+{
+  GstMapInfo map;
+  guint32 seq;
+  gsize i;
+
+  fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
+  fail_unless_equals_int (map.size, SIZEIMAGE);
+  memcpy (&seq, map.data, 4);
+  for (i = 4; i < map.size; i++)
+    if (map.data[i] != pixel (seq, i))
+      fail ("frame %u: byte %" G_GSIZE_FORMAT " is another frame's", seq, i);
+  gst_buffer_unmap (buf, &map);
+}
+
+static gboolean
+is_driver_memory (GstBuffer * buf)
+{
+  return gst_memory_is_type (gst_buffer_peek_memory (buf, 0),
+      "VstreamMemory");
+}
+
+static guint64
+stat_of (GstElement * e, const gchar * field)
+{
+  GstStructure *s = NULL;
+  guint64 v = 0;
+
+  g_object_get (e, "stats", &s, NULL);
+  fail_unless (gst_structure_get_uint64 (s, field, &v));
+  gst_structure_free (s);
+  return v;
+}
+
+/* vstreamsrc on the fake; a frame is captured only once the one before
+ * was pulled, so the test decides when buffers come back. */
+static GstHarness *
+src_harness (void)
+{
+  GstHarness *h = gst_harness_new_parse ("vstreamsrc device=" FAKE_DEV);
+
+  gst_harness_set_blocking_push_mode (h);
+  gst_harness_play (h);
+  return h;
+}
+
+static GstElement *
+vstreamsrc_of (GstHarness * h)
+{
+  GstElement *e = gst_bin_get_by_name (GST_BIN (h->element), "vstreamsrc0");
+
+  if (!e) {
+    GstIterator *it = gst_bin_iterate_sources (GST_BIN (h->element));
+    GValue v = G_VALUE_INIT;
+
+    fail_unless (gst_iterator_next (it, &v) == GST_ITERATOR_OK);
+    e = g_value_dup_object (&v);
+    g_value_unset (&v);
+    gst_iterator_free (it);
+  }
+  return e;
+}
+
+/* Pull @n frames and let them go: the pool cycles through its buffers. */
+static void
+pull_and_drop (GstHarness * h, gint n)
+{
+  gint i;
+
+  for (i = 0; i < n; i++) {
+    GstBuffer *b = gst_harness_pull (h);
+
+    fail_unless (b != NULL, "frame %d did not come", i);
+    gst_buffer_unref (b);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* tests */
+
+/* A shallow copy shares the driver buffer's memory: the buffer must not
+ * be captured into again while the copy lives, nor unmapped after the
+ * element is gone. */
+GST_START_TEST (test_shallow_copy_keeps_content)
+{
+  GstHarness *h = src_harness ();
+  GstBuffer *b = gst_harness_pull (h);
+  GstBuffer *copy = gst_buffer_copy (b);
+  guint32 sum;
+
+  fail_unless (is_driver_memory (b));
+  fail_unless (gst_buffer_peek_memory (copy, 0) ==
+      gst_buffer_peek_memory (b, 0), "not a shallow copy");
+  assert_frame (copy);
+  sum = checksum (copy);
+  gst_buffer_unref (b);
+  pull_and_drop (h, 12);
+  fail_unless_equals_int (checksum (copy), sum);
+  assert_frame (copy);
+  gst_harness_teardown (h);
+  fail_unless_equals_int (checksum (copy), sum);
+  gst_buffer_unref (copy);
+  assert_device_released ();
+}
+
+GST_END_TEST;
+
+/* A sub-buffer's memory is a share of the driver buffer's. */
+GST_START_TEST (test_sub_buffer_keeps_content)
+{
+  GstHarness *h = src_harness ();
+  GstBuffer *b = gst_harness_pull (h);
+  GstBuffer *sub = gst_buffer_copy_region (b, GST_BUFFER_COPY_ALL, 1000,
+      2000);
+  guint32 sum;
+
+  fail_unless (is_driver_memory (sub));
+  fail_unless (gst_buffer_peek_memory (sub, 0)->parent ==
+      gst_buffer_peek_memory (b, 0), "not a sub-buffer");
+  sum = checksum (sub);
+  gst_buffer_unref (b);
+  pull_and_drop (h, 12);
+  fail_unless_equals_int (checksum (sub), sum);
+  gst_harness_teardown (h);
+  fail_unless_equals_int (checksum (sub), sum);
+  gst_buffer_unref (sub);
+  assert_device_released ();
+}
+
+GST_END_TEST;
+
+/* Downstream keeps the memory of more frames than the driver has buffers:
+ * the source copies instead of stalling, says so in stats, and goes back
+ * to zero copy once the memory is let go. */
+GST_START_TEST (test_held_memory_copies_not_stalls)
+{
+  GstHarness *h = src_harness ();
+  GstElement *src = vstreamsrc_of (h);
+  GstBuffer *held[8];
+  guint32 sums[8];
+  guint64 zero_copy;
+  gint i;
+
+  for (i = 0; i < 8; i++) {
+    GstBuffer *b = gst_harness_pull (h);
+
+    fail_unless (b != NULL, "stalled after %d frames held", i);
+    held[i] = gst_buffer_copy (b);
+    sums[i] = checksum (held[i]);
+    gst_buffer_unref (b);
+  }
+  fail_unless (stat_of (src, "copies") >= 4, "copies %" G_GUINT64_FORMAT,
+      stat_of (src, "copies"));
+  pull_and_drop (h, 6);
+  for (i = 0; i < 8; i++) {
+    fail_unless_equals_int (checksum (held[i]), sums[i]);
+    assert_frame (held[i]);
+    gst_buffer_unref (held[i]);
+  }
+  /* let go: the parked buffers return, frames leave without a copy */
+  pull_and_drop (h, 2);
+  zero_copy = stat_of (src, "zero-copy");
+  pull_and_drop (h, 6);
+  /* one frame may be on its way while the counter is read */
+  fail_unless (stat_of (src, "zero-copy") >= zero_copy + 5);
+  gst_object_unref (src);
+  gst_harness_teardown (h);
+  assert_device_released ();
+}
+
+GST_END_TEST;
+
+static GstElement *
+pipeline_playing (const gchar * desc)
+{
+  GError *err = NULL;
+  GstElement *pipe = gst_parse_launch (desc, &err);
+
+  fail_unless (pipe != NULL, "%s: %s", desc, err ? err->message : "");
+  fail_unless (gst_element_set_state (pipe, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  return pipe;
+}
+
+/* Pull @n samples from the appsink "sink" of @pipe and keep them, with
+ * the checksum each had when pulled. */
+static void
+pull_samples (GstElement * pipe, GstSample ** samples, guint32 * sums,
+    gint n)
+{
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipe), "sink");
+  gint i;
+
+  for (i = 0; i < n; i++) {
+    samples[i] = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
+        10 * GST_SECOND);
+    fail_unless (samples[i] != NULL, "sample %d did not come", i);
+    if (sums)
+      sums[i] = checksum (gst_sample_get_buffer (samples[i]));
+  }
+  gst_object_unref (sink);
+}
+
+static void
+stop_pipeline (GstElement * pipe)
+{
+  fail_unless_equals_int (gst_element_set_state (pipe, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref (pipe);
+}
+
+/* An application keeps samples past the pipeline's end: their bytes stay,
+ * and dropping them last (the pool stops then) touches nothing freed. */
+GST_START_TEST (test_samples_outlive_pipeline)
+{
+  GstElement *pipe = pipeline_playing ("vstreamsrc device=" FAKE_DEV
+      " ! appsink name=sink max-buffers=1");
+  GstSample *samples[10];
+  guint32 sums[10];
+  gint i, driver = 0;
+
+  pull_samples (pipe, samples, sums, 10);
+  stop_pipeline (pipe);
+  for (i = 0; i < 10; i++) {
+    GstBuffer *b = gst_sample_get_buffer (samples[i]);
+
+    driver += is_driver_memory (b);
+    fail_unless_equals_int (checksum (b), sums[i]);
+    assert_frame (b);
+  }
+  fail_unless (driver > 0, "no sample holds driver memory");
+  for (i = 0; i < 10; i++)
+    gst_sample_unref (samples[i]);
+  assert_device_released ();
+}
+
+GST_END_TEST;
+
+/* tee and a duplicating videorate (its output buffers are shallow copies
+ * of the frame it keeps); the appsink's samples are held past teardown
+ * while the source goes on. */
+GST_START_TEST (test_tee_videorate_samples)
+{
+  GstElement *pipe;
+  GstSample *samples[10], *more[10];
+  guint32 sums[10];
+  gint i, shared = 0;
+
+  fake.interval = G_USEC_PER_SEC / 30;
+  pipe = pipeline_playing ("vstreamsrc device=" FAKE_DEV " ! tee name=t "
+      "! queue ! videorate ! video/x-raw,framerate=60/1 "
+      "! appsink name=sink max-buffers=1  t. ! queue ! fakesink");
+  pull_samples (pipe, samples, sums, 10);
+  for (i = 0; i + 1 < 10; i++) {
+    GstMemory *m = gst_buffer_peek_memory (gst_sample_get_buffer
+        (samples[i]), 0);
+
+    shared += m == gst_buffer_peek_memory (gst_sample_get_buffer
+        (samples[i + 1]), 0) && gst_memory_is_type (m, "VstreamMemory");
+  }
+  fail_unless (shared > 0, "videorate duplicated no driver buffer");
+  /* the source goes on through its buffers */
+  pull_samples (pipe, more, NULL, 10);
+  for (i = 0; i < 10; i++)
+    gst_sample_unref (more[i]);
+  for (i = 0; i < 10; i++)
+    fail_unless_equals_int (checksum (gst_sample_get_buffer (samples[i])),
+        sums[i]);
+  stop_pipeline (pipe);
+  for (i = 0; i < 10; i++) {
+    GstBuffer *b = gst_sample_get_buffer (samples[i]);
+
+    fail_unless_equals_int (checksum (b), sums[i]);
+    assert_frame (b);
+    gst_sample_unref (samples[i]);
+  }
+  assert_device_released ();
+}
+
+GST_END_TEST;
+
+/* The sink's pool hands upstream a driver buffer again only once nothing
+ * references its memory: not while a shallow copy lives, and again (not
+ * lost) after it is let go. */
+GST_START_TEST (test_sink_reuses_memory_when_let_go)
+{
+  GstHarness *h;
+  GstCaps *caps = gst_caps_from_string (CAPS);
+  GstBufferPoolAcquireParams nowait = {.flags =
+        GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT
+  };
+  GstBufferPool *pool = NULL;
+  GstBuffer *b[4], *copy, *got[4];
+  GstQuery *q;
+  guint32 sum;
+  gint i, n;
+
+  fake.output = TRUE;
+  h = gst_harness_new_parse ("vstreamsink device=" FAKE_DEV
+      " sync=false enable-last-sample=false");
+  gst_harness_play (h);
+  gst_harness_set_src_caps (h, gst_caps_ref (caps));
+  q = gst_query_new_allocation (caps, TRUE);
+  fail_unless (gst_pad_peer_query (h->srcpad, q));
+  fail_unless (gst_query_get_n_allocation_pools (q) > 0, "no pool offered");
+  gst_query_parse_nth_allocation_pool (q, 0, &pool, NULL, NULL, NULL);
+  gst_query_unref (q);
+  fail_unless (gst_buffer_pool_set_active (pool, TRUE));
+
+  for (i = 0; i < 4; i++) {
+    fail_unless_equals_int (gst_buffer_pool_acquire_buffer (pool, &b[i],
+            &nowait), GST_FLOW_OK);
+    gst_buffer_memset (b[i], 0, 'a' + i, SIZEIMAGE);
+  }
+  copy = gst_buffer_copy (b[0]);
+  sum = checksum (copy);
+  for (i = 0; i < 4; i++)
+    fail_unless_equals_int (gst_harness_push (h, b[i]), GST_FLOW_OK);
+
+  /* the driver is done with all four: three come back */
+  for (n = 0; gst_buffer_pool_acquire_buffer (pool, &got[n], &nowait) ==
+      GST_FLOW_OK; n++) {
+    fail_if (gst_buffer_peek_memory (got[n], 0) ==
+        gst_buffer_peek_memory (copy, 0), "the copy's memory handed out");
+    gst_buffer_memset (got[n], 0, 'z', SIZEIMAGE);
+  }
+  fail_unless_equals_int (n, 3);
+  fail_unless_equals_int (checksum (copy), sum);
+  gst_buffer_unref (copy);
+  /* ... and the fourth once the copy is gone */
+  fail_unless_equals_int (gst_buffer_pool_acquire_buffer (pool, &got[3],
+          &nowait), GST_FLOW_OK);
+  for (i = 0; i < 4; i++)
+    gst_buffer_unref (got[i]);
+
+  fail_unless (gst_buffer_pool_set_active (pool, FALSE));
+  gst_object_unref (pool);
+  gst_harness_teardown (h);
+  gst_caps_unref (caps);
+  assert_device_released ();
+}
+
+GST_END_TEST;
+
+/* Driver drops (sequence gaps) become QoS messages in running time, not
+ * the driver's CLOCK_MONOTONIC. */
+GST_START_TEST (test_qos_running_time)
+{
+  GstElement *pipe;
+  GstBus *bus;
+  GstMessage *msg;
+  GstClock *clock;
+  GstClockTime running_time, stream_time, timestamp, duration, now;
+  GstFormat format;
+  guint64 processed, dropped;
+  gboolean live;
+
+  fake.gap_every = 3;
+  fake.interval = G_USEC_PER_SEC / 100;
+  pipe = pipeline_playing ("vstreamsrc device=" FAKE_DEV " ! fakesink");
+  bus = gst_element_get_bus (pipe);
+  msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND, GST_MESSAGE_QOS);
+  fail_unless (msg != NULL, "no QoS message for dropped frames");
+  clock = gst_pipeline_get_clock (GST_PIPELINE (pipe));
+  now = gst_clock_get_time (clock) - gst_element_get_base_time (pipe);
+  gst_message_parse_qos (msg, &live, &running_time, &stream_time,
+      &timestamp, &duration);
+  gst_message_parse_qos_stats (msg, &format, &processed, &dropped);
+  fail_unless (live);
+  fail_unless (running_time <= now, "QoS at %" GST_TIME_FORMAT ", the "
+      "pipeline is at %" GST_TIME_FORMAT, GST_TIME_ARGS (running_time),
+      GST_TIME_ARGS (now));
+  fail_unless (timestamp <= now);
+  fail_unless_equals_int (format, GST_FORMAT_BUFFERS);
+  fail_unless (dropped >= 1);
+  gst_message_unref (msg);
+  gst_object_unref (clock);
+  gst_object_unref (bus);
+  stop_pipeline (pipe);
+  assert_device_released ();
+}
+
+GST_END_TEST;
+
+static Suite *
+vstream_lifetime_suite (void)
+{
+  static const GstVstreamDeviceHooks hooks = {
+    .ioctl = fake_ioctl,.mmap = fake_mmap,.munmap = fake_munmap
+  };
+  Suite *s = suite_create ("vstream-lifetime");
+  TCase *tc = tcase_create ("lifetime");
+
+  GST_DEBUG_CATEGORY_INIT (gst_vstream_debug, "vstream", 0, "vstream tests");
+  gst_vstream_set_device_hooks (&hooks);
+  GST_ELEMENT_REGISTER (vstreamsrc, NULL);
+  GST_ELEMENT_REGISTER (vstreamsink, NULL);
+  suite_add_tcase (s, tc);
+  tcase_set_timeout (tc, 60);
+  tcase_add_checked_fixture (tc, fake_setup, NULL);
+  tcase_add_test (tc, test_shallow_copy_keeps_content);
+  tcase_add_test (tc, test_sub_buffer_keeps_content);
+  tcase_add_test (tc, test_held_memory_copies_not_stalls);
+  tcase_add_test (tc, test_samples_outlive_pipeline);
+  tcase_add_test (tc, test_tee_videorate_samples);
+  tcase_add_test (tc, test_sink_reuses_memory_when_let_go);
+  tcase_add_test (tc, test_qos_running_time);
+  return s;
+}
+
+GST_CHECK_MAIN (vstream_lifetime);
