@@ -13,6 +13,7 @@
 #include <gst/gst.h>
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
+#include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/video/video.h>
 
@@ -578,6 +579,96 @@ GST_START_TEST (test_held_buffers)
   gst_harness_teardown (h);
   producer_stop (p);
   g_free (src);
+  g_free (desc);
+}
+
+GST_END_TEST;
+
+static guint32
+checksum (GstBuffer * buf)
+{
+  GstMapInfo map;
+  guint32 h = 2166136261u;
+  gsize i;
+
+  fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
+  for (i = 0; i < map.size; i++)
+    h = (h ^ map.data[i]) * 16777619u;
+  gst_buffer_unmap (buf, &map);
+  return h;
+}
+
+/* Every held sample still has the bytes it had when it was pulled. */
+static void
+assert_samples_unchanged (GstSample ** samples, const guint32 * sums,
+    gint n, const gchar * when)
+{
+  gint i;
+
+  for (i = 0; i < n; i++)
+    fail_unless (checksum (gst_sample_get_buffer (samples[i])) == sums[i],
+        "sample %d changed %s", i, when);
+}
+
+/* An application holds samples past the reader's pipeline: the frames
+ * come through a tee and a videorate that duplicates them (its output
+ * buffers are shallow copies of the frame it keeps, so they share the
+ * driver buffer's memory), while the producer animates.  Each held sample
+ * keeps the bytes it had when pulled: while the source goes on, after
+ * the pipeline is gone, and after the producer stops. */
+GST_START_TEST (test_samples_outlive_reader)
+{
+  gchar *desc = g_strdup_printf ("videotestsrc pattern=ball is-live=true ! "
+      YUY2 " ! vstreamsink name=sink device=%s", out_dev);
+  gchar *rdesc = g_strdup_printf ("vstreamsrc device=%s ! " YUY2
+      " ! tee name=t ! queue ! videorate ! video/x-raw,framerate=60/1 "
+      "! appsink name=app max-buffers=1  t. ! queue ! fakesink", cap_dev);
+  Producer *p = producer_start (desc);
+  GstElement *reader, *app;
+  GstSample *samples[10];
+  guint32 sums[10];
+  gint i, shared = 0;
+
+  wait_streaming (p);
+  reader = gst_parse_launch (rdesc, NULL);
+  fail_unless (reader != NULL);
+  app = gst_bin_get_by_name (GST_BIN (reader), "app");
+  fail_unless (gst_element_set_state (reader, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  for (i = 0; i < 10; i++) {
+    samples[i] = gst_app_sink_try_pull_sample (GST_APP_SINK (app),
+        10 * GST_SECOND);
+    fail_unless (samples[i] != NULL, "sample %d did not come", i);
+    sums[i] = checksum (gst_sample_get_buffer (samples[i]));
+  }
+  for (i = 0; i + 1 < 10; i++) {
+    GstMemory *m = gst_buffer_peek_memory (gst_sample_get_buffer
+        (samples[i]), 0);
+
+    shared += m == gst_buffer_peek_memory (gst_sample_get_buffer
+        (samples[i + 1]), 0) && gst_memory_is_type (m, "VstreamMemory");
+  }
+  fail_unless (shared > 0, "videorate duplicated no driver buffer");
+  /* the source cycles through its buffers meanwhile */
+  for (i = 0; i < 20; i++) {
+    GstSample *s = gst_app_sink_try_pull_sample (GST_APP_SINK (app),
+        10 * GST_SECOND);
+
+    fail_unless (s != NULL, "the reader stalled on held samples");
+    gst_sample_unref (s);
+  }
+  assert_samples_unchanged (samples, sums, 10, "while the reader ran");
+  fail_unless (gst_element_set_state (reader, GST_STATE_NULL) ==
+      GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref (app);
+  gst_object_unref (reader);
+  g_usleep (G_USEC_PER_SEC / 2);        /* the ball moves on */
+  assert_samples_unchanged (samples, sums, 10, "after the reader's teardown");
+  producer_stop (p);
+  assert_samples_unchanged (samples, sums, 10, "after the producer stopped");
+  for (i = 0; i < 10; i++)
+    gst_sample_unref (samples[i]);
+  g_free (rdesc);
   g_free (desc);
 }
 
@@ -1214,6 +1305,7 @@ gst_pipe_suite (void)
   tcase_add_test (tc, test_vivid_source);
   tcase_add_test (tc, test_pixel_aspect_ratio);
   tcase_add_test (tc, test_held_buffers);
+  tcase_add_test (tc, test_samples_outlive_reader);
   tcase_add_test (tc, test_errors);
   tcase_add_test (tc, test_sink_renegotiates);
   tcase_add_test (tc, test_reader_restart);
