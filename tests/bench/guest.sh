@@ -31,11 +31,16 @@ ratio() {
 for m in videodev videobuf2-common videobuf2-v4l2 videobuf2-vmalloc v4l2-tpg; do
 	modprobe -d "$K" $m || exit 1
 done
-insmod $B/kmod/vstream.ko pipes=2 readers=1 max_width=3840 max_height=2160 pace_output=0 || exit 1
+# readers=4 for the fan-out rows; the other rows use capture-0 of each pipe
+# (readers that never open cost the pipe nothing)
+insmod $B/kmod/vstream.ko pipes=2 readers=4 max_width=3840 max_height=2160 pace_output=0 || exit 1
 insmod $LB/v4l2loopback.ko devices=1 max_buffers=4 card_label=loopback || exit 1
 sleep 1
-OUT0=$(node vstream-0-output); CAP0=$(node vstream-0-capture)
-OUT1=$(node vstream-1-output); CAP1=$(node vstream-1-capture)
+OUT0=$(node vstream-0-output); CAP0=$(node vstream-0-capture-0)
+CAP01=$(node vstream-0-capture-1); CAP02=$(node vstream-0-capture-2)
+CAP03=$(node vstream-0-capture-3)
+OUT1=$(node vstream-1-output); CAP1=$(node vstream-1-capture-0)
+FANOUT_SIZES="640x480 1920x1080"	# add 3840x2160: 12 more runs
 LBN=$(node loopback)
 VB=$B/tests/bench/vs-bench
 GB=$B/tests/bench/gst-bench
@@ -49,6 +54,7 @@ echo "# torn: share of received frames overwritten while the reader had them"
 echo "# (repeated frames are not counted in fps); alone and mmap: median of 3"
 printf '%-10s %-5s %-26s %9s %8s %8s %7s %6s\n' size format case fps "x alone" cpu copies torn
 summary=""
+fanout=""
 for size in 640x480 1920x1080 3840x2160; do
 	for fmt in YUYV NV12; do
 		row() {	# row CASE LINE [BASE_FPS]
@@ -67,21 +73,51 @@ for size in 640x480 1920x1080 3840x2160; do
 			printf '%-10s %-5s %-26s %9s %8s %8s %7s %6s\n' $size $fmt "$1" "$f" \
 				"$(ratio "$f" "${3:-}")" "$(kv cpu_us "$2")" "$c" "${t:--}"
 		}
+		fanrow() {	# fanrow READERS LINE BASE_FPS
+			f=$(kv fps "$2")
+			if [ -z "$f" ]; then
+				printf '%-10s %-5s %7s  failed: %s\n' $size $fmt $1 \
+					"$(echo "$2" | tail -n1)"
+				return
+			fi
+			printf '%-10s %-5s %7s %9s %8s %8s %8s %6s\n' $size $fmt $1 "$f" \
+				"$(ratio "$f" "$3")" "$(kv cpu_us "$2")" "$(kv copies "$2")" \
+				"$(kv torn "$2")"
+		}
+		fanmed() {	# fanmed READERS RUNS: fanrow of the median run
+			fm=$(median "$2")
+			fanrow $1 "${fm:-$(echo "$2" | tail -n1)}" "$alone"
+		}
 		a="-f $fmt -s $size -t $SECS"
 		r=$($VB -M $a 2>&1); row "memcpy of one frame" "$r"
 		# the pair the target compares: three interleaved runs each,
-		# medians, so host noise under TCG hits both alike
-		pa=""; pm=""
+		# medians, so host noise under TCG hits both alike; the fan-out
+		# runs (2 and 4 readers) interleave with them for the same reason
+		fan=""
+		case " $FANOUT_SIZES " in *" $size "*) fan=1 ;; esac
+		pa=""; pm=""; p2=""; p4=""
 		for i in 1 2 3; do
 			pa="$pa
 $($VB -o $OUT0 -k vstream-0 $a 2>&1)"
 			pm="$pm
 $($VB -o $OUT0 -c $CAP0 -m mmap -k vstream-0 $a 2>&1)"
+			[ -n "$fan" ] || continue
+			p2="$p2
+$($VB -o $OUT0 -c $CAP0 -c $CAP01 -m mmap -k vstream-0 $a 2>&1)"
+			p4="$p4
+$($VB -o $OUT0 -c $CAP0 -c $CAP01 -c $CAP02 -c $CAP03 -m mmap -k vstream-0 $a 2>&1)"
 		done
 		r=$(median "$pa"); alone=$(kv fps "$r")
 		row "vstream producer alone" "$r" "$alone"
 		r=$(median "$pm"); mm=$(kv fps "$r")
 		row "vstream mmap" "$r" "$alone"
+		if [ -n "$fan" ]; then
+			# 1 reader is the vstream mmap run; fps is the slowest reader's
+			fanout="$fanout$(fanmed 1 "$pm")
+$(fanmed 2 "$p2")
+$(fanmed 4 "$p4")
+"
+		fi
 		r=$($VB -o $OUT0 -c $CAP0 -m userptr -k vstream-0 $a 2>&1)
 		row "vstream userptr" "$r" "$alone"
 		r=$($VB -o $OUT0 -c $CAP0 -m dmabuf -y $OUT1 -x $CAP1 -k vstream-0 $a 2>&1)
@@ -112,6 +148,15 @@ echo "# against the peer, MMAP both sides, producer flat out: intact frames/s of
 echo "# vstream and v4l2loopback, and every frame v4l2loopback handed over (torn too)"
 printf '%-10s %-5s %8s %8s %8s %9s %9s\n' size format vstream v4l2lb "v4l2lb*" "x intact" "x v4l2lb*"
 printf '%s' "$summary"
+
+echo
+echo "# fan-out: one producer, N MMAP readers on pipe 0's capture nodes, flat out"
+echo "# fps: intact frames/s of the slowest reader; x alone: that / vstream"
+echo "# producer alone above; cpu: us per frame of the slowest reader; copies:"
+echo "# per frame, summed over the readers (their sysfs); torn: over all readers;"
+echo "# median of 3 (1 reader: the vstream mmap row)"
+printf '%-10s %-5s %7s %9s %8s %8s %8s %6s\n' size format readers fps "x alone" cpu copies torn
+printf '%s' "$fanout"
 
 echo
 echo "# GStreamer, 1920x1080 YUY2, unsynced; x base: fps / videotestsrc ! fakesink"

@@ -1,24 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vs-bench: frames per second through a V4L2 output -> capture pipe with
- * raw ioctls, a producer thread and a consumer thread, as any application
- * would drive vstream or v4l2loopback (give the same node twice).
+ * raw ioctls, a producer thread and a consumer thread per capture node, as
+ * any application would drive vstream or v4l2loopback (give the same node
+ * twice).
  *
  *   vs-bench -o OUT -c CAP -f YUYV -s 1920x1080 -m mmap [-t SECS]
+ *   vs-bench -o OUT -c CAP0 -c CAP1 ...   fan-out: up to 4 readers
  *   vs-bench -o OUT ...            the producer alone (nobody reads)
  *   vs-bench -M -f NV12 -s WxH     one memcpy of a frame, the one-copy cost
  *   -r FPS                         pace the producer like a camera
  *
  * The producer writes every byte of each frame (as a real one would) and
- * stamps its number at the start and the end; the consumer reads both
+ * stamps its number at the start and the end; each consumer reads both
  * stamps and counts a frame whose two differ (or that is not the
  * producer's) as torn.  Prints one line of key=value: fps (intact frames
- * the consumer received per second; the producer's own with no consumer),
- * all_fps (every frame handed over, torn and repeated ones too), torn
- * (share of received frames that were torn), repeats (frames delivered
- * again), cpu_us (process plus the
- * pipe's kernel thread, -k, per frame) and copies per received frame from
- * vstream's sysfs counters of the capture node (-1 where there are none).
+ * the slowest consumer received per second; the producer's own with no
+ * consumer), all_fps (every frame handed over to it, torn and repeated
+ * ones too), torn (share of received frames that were torn, over all
+ * consumers), repeats (frames delivered again), cpu_us (process plus the
+ * pipe's kernel thread, -k, per frame of the slowest consumer) and copies
+ * per received frame from vstream's sysfs counters of the capture nodes,
+ * summed over them (-1 where there are none).  Then readers=N, per reader
+ * rI_fps, rI_torn and rI_copies, and pipe_copies (the output node's copies
+ * per producer frame, all readers together).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -36,17 +41,31 @@
 #include "../vm/vs-util.h"
 
 #define MAGIC 0x76737472u	/* "vstr" */
+#define MAXCAP 4		/* vstream's readers per pipe */
+
+struct bench;
+
+struct reader {
+	struct bench *bn;
+	struct side s;
+	pthread_t thread;
+	uint32_t received, gaps, torn, repeats;
+	double t_last;
+	long long fr0, zc0, cp0;	/* its node's sysfs counters at the start */
+};
 
 struct bench {
-	struct side out, cap;
+	struct side out;
+	struct reader cap[MAXCAP];
+	unsigned int ncap;
 	struct v4l2_format fmt;
 	const char *xout, *xcap;
 	double secs;
 	double rate;			/* producer frames per second, 0: flat out */
 	uint32_t produced;
-	uint32_t received, gaps, torn, repeats;
-	double t_first, t_last, t_end;
-	int producer_streaming, producer_done, consumer_ready;
+	double t_first, t_end;
+	int producer_streaming, producer_done;
+	unsigned int consumers_ready;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 };
@@ -128,7 +147,8 @@ static void *producer(void *arg)
 	pthread_mutex_lock(&bn->lock);
 	bn->producer_streaming = 1;
 	pthread_cond_broadcast(&bn->cond);
-	while (bn->cap.path && !bn->consumer_ready)
+	/* the clock starts once every reader streams: all count alike */
+	while (bn->consumers_ready < bn->ncap)
 		pthread_cond_wait(&bn->cond, &bn->lock);
 	pthread_mutex_unlock(&bn->lock);
 
@@ -159,8 +179,9 @@ static void *producer(void *arg)
 
 static void *consumer(void *arg)
 {
-	struct bench *bn = arg;
-	struct side *s = &bn->cap;
+	struct reader *r = arg;
+	struct bench *bn = r->bn;
+	struct side *s = &r->s;
 	size_t size = bn->fmt.fmt.pix.sizeimage;
 	uint32_t expect = 0;
 	int type = s->type;
@@ -170,7 +191,7 @@ static void *consumer(void *arg)
 		qbuf(s, i, 0, 0);
 	CHECK(xioctl(s->fd, VIDIOC_STREAMON, &type) == 0, "STREAMON capture");
 	pthread_mutex_lock(&bn->lock);
-	bn->consumer_ready = 1;
+	bn->consumers_ready++;
 	pthread_cond_broadcast(&bn->cond);
 	pthread_mutex_unlock(&bn->lock);
 
@@ -191,16 +212,16 @@ static void *consumer(void *arg)
 		data = s->ptr[b.index];
 		memcpy(hdr, data, sizeof(hdr));
 		memcpy(&tail, data + size - sizeof(tail), sizeof(tail));
-		bn->t_last = now();
+		r->t_last = now();
 		if (hdr[0] != MAGIC || hdr[1] != tail) {
-			bn->torn++;	/* overwritten while we read, or not ours */
-		} else if (bn->received && hdr[1] < expect) {
-			bn->repeats++;	/* a frame we already had */
+			r->torn++;	/* overwritten while we read, or not ours */
+		} else if (r->received && hdr[1] < expect) {
+			r->repeats++;	/* a frame we already had */
 		} else {
-			if (bn->received && hdr[1] != expect)
-				bn->gaps += hdr[1] - expect;
+			if (r->received && hdr[1] != expect)
+				r->gaps += hdr[1] - expect;
 			expect = hdr[1] + 1;
-			bn->received++;
+			r->received++;
 		}
 		qbuf(s, b.index, 0, 0);
 	}
@@ -235,31 +256,66 @@ static int bench_memcpy(uint32_t fourcc, unsigned int w, unsigned int h, double 
 	return 0;
 }
 
+/* Open reader @r once the producer streams, as a camera application joins
+ * a running virtual camera, and start its thread. */
+static void reader_start(struct bench *bn, struct reader *r, unsigned int w, unsigned int h)
+{
+	struct v4l2_format cfmt = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+
+	r->bn = bn;
+	r->s.fd = open(r->s.path, O_RDWR);
+	CHECK(r->s.fd >= 0, "open %s", r->s.path);
+	CHECK(xioctl(r->s.fd, VIDIOC_G_FMT, &cfmt) == 0, "G_FMT capture");
+	CHECK(cfmt.fmt.pix.pixelformat == bn->fmt.fmt.pix.pixelformat &&
+	      cfmt.fmt.pix.width == w && cfmt.fmt.pix.height == h,
+	      "capture format of %s differs from the producer's", r->s.path);
+	setup(&r->s, &cfmt, bn->xcap);
+	pthread_create(&r->thread, NULL, consumer, r);
+}
+
+/* Copies per frame @r received, from its node's sysfs; -1 without stats. */
+static double reader_copies(const struct reader *r)
+{
+	long long fr, cp;
+
+	if (r->fr0 < 0)
+		return -1;
+	fr = vs_stat(r->s.path, "frames") - r->fr0;
+	cp = vs_stat(r->s.path, "copies") - r->cp0;
+	return fr > 0 ? (double)cp / fr : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct bench bn = {
 		.out = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT, .memory = V4L2_MEMORY_MMAP },
-		.cap = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = V4L2_MEMORY_MMAP },
 		.secs = 3,
 		.lock = PTHREAD_MUTEX_INITIALIZER,
 		.cond = PTHREAD_COND_INITIALIZER,
 	};
 	struct v4l2_streamparm parm = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT };
 	const char *fourcc = "YUYV", *kthread = NULL;
-	unsigned int w = 640, h = 480;
-	int opt, do_memcpy = 0;
-	long long zc0 = 0, cp0 = 0, fr0 = -1;
-	double c0, k0, cpu, t;
-	pthread_t pt, ct;
+	unsigned int w = 640, h = 480, i, slow = 0;
+	int opt, do_memcpy = 0, memory = V4L2_MEMORY_MMAP;
+	long long ofr0, ocp0, zc = 0;
+	uint32_t torn = 0, intact = 0, gaps = 0, repeats = 0;
+	double c0, k0, cpu, t, copies = 0;
+	pthread_t pt;
 	uint32_t frames;
 
 	while ((opt = getopt(argc, argv, "o:c:f:s:m:x:y:t:k:r:M")) != -1) {
 		switch (opt) {
 		case 'o': bn.out.path = optarg; break;
-		case 'c': bn.cap.path = optarg; break;
+		case 'c':
+			if (bn.ncap == MAXCAP) {
+				fprintf(stderr, "usage: at most %d -c\n", MAXCAP);
+				return 2;
+			}
+			bn.cap[bn.ncap++].s.path = optarg;
+			break;
 		case 'f': fourcc = optarg; break;
 		case 's': sscanf(optarg, "%ux%u", &w, &h); break;
-		case 'm': bn.out.memory = bn.cap.memory = parse_mem(optarg); break;
+		case 'm': memory = parse_mem(optarg); break;
 		case 'x': bn.xcap = optarg; break;
 		case 'y': bn.xout = optarg; break;
 		case 't': bn.secs = atof(optarg); break;
@@ -274,6 +330,13 @@ int main(int argc, char **argv)
 	if (do_memcpy)
 		return bench_memcpy(bn.fmt.fmt.pix.pixelformat, w, h, bn.secs);
 	CHECK(bn.out.path, "usage: -o OUTPUT");
+	/* one exporter's buffers imported by two readers would be written twice */
+	CHECK(bn.ncap <= 1 || memory != V4L2_MEMORY_DMABUF, "usage: DMABUF takes one -c");
+	bn.out.memory = memory;
+	for (i = 0; i < bn.ncap; i++) {
+		bn.cap[i].s.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+		bn.cap[i].s.memory = memory;
+	}
 
 	bn.out.fd = open(bn.out.path, O_RDWR);
 	CHECK(bn.out.fd >= 0, "open %s", bn.out.path);
@@ -289,58 +352,90 @@ int main(int argc, char **argv)
 	xioctl(bn.out.fd, VIDIOC_S_PARM, &parm);
 	setup(&bn.out, &bn.fmt, bn.xout);
 
-	if (bn.cap.path) {
-		fr0 = vs_stat(bn.cap.path, "frames");
-		zc0 = vs_stat(bn.cap.path, "zerocopy");
-		cp0 = vs_stat(bn.cap.path, "copies");
+	for (i = 0; i < bn.ncap; i++) {
+		struct reader *r = &bn.cap[i];
+
+		r->fr0 = vs_stat(r->s.path, "frames");
+		r->zc0 = vs_stat(r->s.path, "zerocopy");
+		r->cp0 = vs_stat(r->s.path, "copies");
 	}
+	/* the output node's counters are the pipe's, over all readers */
+	ofr0 = vs_stat(bn.out.path, "frames");
+	ocp0 = vs_stat(bn.out.path, "copies");
 	c0 = cpu_self();
 	k0 = cpu_kthread(kthread);
 	pthread_create(&pt, NULL, producer, &bn);
-	if (bn.cap.path) {
-		struct v4l2_format cfmt = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
-
-		/* the reader opens once the producer streams, as a camera
-		 * application joins a running virtual camera */
+	if (bn.ncap) {
 		pthread_mutex_lock(&bn.lock);
 		while (!bn.producer_streaming)
 			pthread_cond_wait(&bn.cond, &bn.lock);
 		pthread_mutex_unlock(&bn.lock);
-		bn.cap.fd = open(bn.cap.path, O_RDWR);
-		CHECK(bn.cap.fd >= 0, "open %s", bn.cap.path);
-		CHECK(xioctl(bn.cap.fd, VIDIOC_G_FMT, &cfmt) == 0, "G_FMT capture");
-		CHECK(cfmt.fmt.pix.pixelformat == bn.fmt.fmt.pix.pixelformat &&
-		      cfmt.fmt.pix.width == w && cfmt.fmt.pix.height == h,
-		      "capture format differs from the producer's");
-		setup(&bn.cap, &cfmt, bn.xcap);
-		pthread_create(&ct, NULL, consumer, &bn);
-		pthread_join(ct, NULL);
+		for (i = 0; i < bn.ncap; i++)
+			reader_start(&bn, &bn.cap[i], w, h);
+		for (i = 0; i < bn.ncap; i++)
+			pthread_join(bn.cap[i].thread, NULL);
 	}
 	pthread_join(pt, NULL);
 	cpu = cpu_self() - c0 + cpu_kthread(kthread) - k0;
 
-	if (bn.cap.path) {
-		frames = bn.received;
-		t = bn.t_last - bn.t_first;
+	/* the pipe is as fast as its slowest reader */
+	for (i = 0; i < bn.ncap; i++) {
+		struct reader *r = &bn.cap[i], *s = &bn.cap[slow];
+
+		CHECK(r->received > 0 && r->t_last > bn.t_first,
+		      "no frames went through to %s", r->s.path);
+		if (r->received / (r->t_last - bn.t_first) <
+		    s->received / (s->t_last - bn.t_first))
+			slow = i;
+	}
+	if (bn.ncap) {
+		frames = bn.cap[slow].received;
+		t = bn.cap[slow].t_last - bn.t_first;
 	} else {
 		frames = bn.produced;
 		t = bn.t_end - bn.t_first;
 	}
 	CHECK(frames > 0 && t > 0, "no frames went through");
-	if (bn.cap.path && fr0 >= 0) {
-		long long fr = vs_stat(bn.cap.path, "frames") - fr0;
-		long long cp = vs_stat(bn.cap.path, "copies") - cp0;
-		long long zc = vs_stat(bn.cap.path, "zerocopy") - zc0;
+	for (i = 0; i < bn.ncap; i++) {
+		struct reader *r = &bn.cap[i];
+		double c = reader_copies(r);
 
-		printf("copies=%.2f zerocopy=%lld ", fr > 0 ? (double)cp / fr : 0, zc);
-	} else {
-		printf("copies=-1 ");
+		if (c < 0 || copies < 0) {
+			copies = -1;
+		} else {
+			copies += c;
+			zc += vs_stat(r->s.path, "zerocopy") - r->zc0;
+		}
+		intact += r->received;
+		torn += r->torn;
+		gaps += r->gaps;
+		repeats += r->repeats;
 	}
+	if (bn.ncap && copies >= 0)
+		printf("copies=%.2f zerocopy=%lld ", copies, zc);
+	else
+		printf("copies=-1 ");
 	printf("fps=%.1f all_fps=%.1f cpu_us=%.0f torn=%.2f frames=%u produced=%u gaps=%u "
-	       "repeats=%u\n", frames / t,
-	       (bn.cap.path ? bn.received + bn.torn + bn.repeats : frames) / t,
+	       "repeats=%u", frames / t,
+	       (bn.ncap ? frames + bn.cap[slow].torn + bn.cap[slow].repeats : frames) / t,
 	       cpu * 1e6 / frames,
-	       bn.received + bn.torn ? (double)bn.torn / (bn.received + bn.torn) : 0,
-	       frames, bn.produced, bn.gaps, bn.repeats);
+	       intact + torn ? (double)torn / (intact + torn) : 0,
+	       frames, bn.produced, gaps, repeats);
+	printf(" readers=%u", bn.ncap);
+	for (i = 0; i < bn.ncap; i++) {
+		struct reader *r = &bn.cap[i];
+
+		printf(" r%u_fps=%.1f r%u_torn=%.2f r%u_copies=%.2f", i,
+		       r->received / (r->t_last - bn.t_first), i,
+		       r->received + r->torn ? (double)r->torn / (r->received + r->torn) : 0,
+		       i, reader_copies(r));
+	}
+	if (bn.ncap && ofr0 >= 0) {
+		long long fr = vs_stat(bn.out.path, "frames") - ofr0;
+
+		printf(" pipe_copies=%.2f",
+		       fr > 0 ? (double)(vs_stat(bn.out.path, "copies") - ocp0) / fr : 0);
+	}
+	printf("\n");
 	return 0;
 }
