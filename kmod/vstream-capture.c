@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vstream-capture.c - the reader side of a pipe: capture ioctls, the
+ * The reader side of a pipe: capture ioctls, the
  * capture vb2 queue and the test pattern generator set-up.
  */
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vstream-common.c - file operations and ioctls shared by output and
+ * File operations and ioctls shared by output and
  * capture nodes: capabilities, format enumeration and negotiation, frame
  * intervals, and the vb2 queue set-up.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vstream-core.c - module parameters, the platform device, and creation of
+ * Module parameters, the platform device, and creation of
  * the pipes and their video nodes.
  */
 

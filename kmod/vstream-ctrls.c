@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vstream-ctrls.c - controls: minimum buffer counts on both nodes, and on
+ * Controls: minimum buffer counts on both nodes, and on
  * capture nodes the test pattern and what readers get while no producer
  * streams.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vstream-formats.c - pixel format table, size/stride rules, frame
+ * Pixel format table, size/stride rules, frame
  * intervals, and a tiny JPEG writer for the MJPEG test pattern.
  */
 

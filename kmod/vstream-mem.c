@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vstream-mem.c - frame memory of MMAP buffers, shared without copying and
+ * Frame memory of MMAP buffers, shared without copying and
  * without letting one user's buffer change under another.
  *
  * A frame (struct vstream_frame) is a refcounted vb2-vmalloc allocation.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vstream-output.c - the producer side of a pipe: output ioctls and the
+ * The producer side of a pipe: output ioctls and the
  * output vb2 queue.  Queued buffers are handed to the pipe thread.
  */
 

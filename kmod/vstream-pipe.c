@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vstream-pipe.c - the pipe thread: hands producer frames to every
+ * The pipe thread: hands producer frames to every
  * streaming reader and, while no producer feeds a reader, generates that
  * reader's frames (test pattern or the producer's last frame) on its own
  * clock.
@@ -68,8 +68,7 @@ static struct vstream_buffer *vstream_peek(struct vstream_node *node, bool take)
 }
 
 /* Frames of format @a can be copied as they are into buffers of format @b. */
-bool vstream_same_layout(const struct v4l2_pix_format *a,
-				const struct v4l2_pix_format *b)
+bool vstream_same_layout(const struct v4l2_pix_format *a, const struct v4l2_pix_format *b)
 {
 	return a->pixelformat == b->pixelformat && a->width == b->width &&
 	       a->height == b->height && a->bytesperline == b->bytesperline &&
@@ -149,8 +148,10 @@ static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *ob
 		vb2_buffer_done(ovb, VB2_BUF_STATE_ERROR);
 		return;
 	}
-	/* write() frames arrive with bytesused 0 (vb2's file I/O emulator
-	 * sets it too late for us): they are whole frames. */
+	/*
+	 * write() frames arrive with bytesused 0 (vb2's file I/O emulator
+	 * sets it too late for us): they are whole frames.
+	 */
 	if (!len)
 		len = min_t(size_t, out->fmt.sizeimage, vb2_plane_size(ovb, 0));
 	/* Share only with a spare at hand for the producer's buffer. */

@@ -124,7 +124,7 @@ struct vstream_node {
 struct vstream_pipe {
 	unsigned int id;
 	struct v4l2_device v4l2_dev;
-	struct mutex lock;
+	struct mutex lock;		/* see above */
 	struct vstream_node out;
 	struct vstream_node cap[VSTREAM_MAX_READERS];
 	unsigned int readers;
