@@ -13,11 +13,8 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <gst/gst.h>
-#include <gst/app/gstappsink.h>
-#include <gst/check/gstcheck.h>
-#include <gst/check/gstharness.h>
 
+#include "gst-check-helpers.h"
 #include "vstreamobject.h"
 #include "vstreamsrc.h"
 #include "vstreamsink.h"
@@ -319,36 +316,11 @@ assert_device_released (void)
 /* ------------------------------------------------------------------ */
 /* helpers */
 
-static guint32
-checksum (GstBuffer * buf)
-{
-  GstMapInfo map;
-  guint32 h = 2166136261u;
-  gsize i;
-
-  fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
-  for (i = 0; i < map.size; i++)
-    h = (h ^ map.data[i]) * 16777619u;
-  gst_buffer_unmap (buf, &map);
-  return h;
-}
-
-/* A whole frame of the fake: every byte follows its sequence number (the
- * first four bytes). */
+/* A whole frame of the fake: every byte follows its sequence number. */
 static void
 assert_frame (GstBuffer * buf)
 {
-  GstMapInfo map;
-  guint32 seq;
-  gsize i;
-
-  fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
-  fail_unless_equals_int (map.size, SIZEIMAGE);
-  memcpy (&seq, map.data, 4);
-  for (i = 4; i < map.size; i++)
-    if (map.data[i] != pixel (seq, i))
-      fail ("frame %u: byte %" G_GSIZE_FORMAT " is another frame's", seq, i);
-  gst_buffer_unmap (buf, &map);
+  assert_numbered_frame (buf, SIZEIMAGE, pixel);
 }
 
 static gboolean
@@ -356,18 +328,6 @@ is_driver_memory (GstBuffer * buf)
 {
   return gst_memory_is_type (gst_buffer_peek_memory (buf, 0),
       "VstreamMemory");
-}
-
-static guint64
-stat_of (GstElement * e, const gchar * field)
-{
-  GstStructure *s = NULL;
-  guint64 v = 0;
-
-  g_object_get (e, "stats", &s, NULL);
-  fail_unless (gst_structure_get_uint64 (s, field, &v));
-  gst_structure_free (s);
-  return v;
 }
 
 /* vstreamsrc on the fake; a frame is captured only once the one before
@@ -380,23 +340,6 @@ src_harness (void)
   gst_harness_set_blocking_push_mode (h);
   gst_harness_play (h);
   return h;
-}
-
-static GstElement *
-vstreamsrc_of (GstHarness * h)
-{
-  GstElement *e = gst_bin_get_by_name (GST_BIN (h->element), "vstreamsrc0");
-
-  if (!e) {
-    GstIterator *it = gst_bin_iterate_sources (GST_BIN (h->element));
-    GValue v = G_VALUE_INIT;
-
-    fail_unless (gst_iterator_next (it, &v) == GST_ITERATOR_OK);
-    e = g_value_dup_object (&v);
-    g_value_unset (&v);
-    gst_iterator_free (it);
-  }
-  return e;
 }
 
 /* Pull @n frames and let them go: the pool cycles through its buffers. */
@@ -416,52 +359,50 @@ pull_and_drop (GstHarness * h, gint n)
 /* ------------------------------------------------------------------ */
 /* tests */
 
-/* A shallow copy shares the driver buffer's memory: the buffer must not
- * be captured into again while the copy lives, nor unmapped after the
- * element is gone. */
-GST_START_TEST (test_shallow_copy_keeps_content)
+/* Ways to keep a frame's memory beyond its GstBuffer. */
+static GstBuffer *
+shallow_copy (GstBuffer * b)
+{
+  GstBuffer *copy = gst_buffer_copy (b);
+
+  fail_unless (gst_buffer_peek_memory (copy, 0) ==
+      gst_buffer_peek_memory (b, 0), "not a shallow copy");
+  return copy;
+}
+
+static GstBuffer *
+sub_buffer (GstBuffer * b)
+{
+  GstBuffer *sub = gst_buffer_copy_region (b, GST_BUFFER_COPY_ALL, 1000,
+      2000);
+
+  fail_unless (gst_buffer_peek_memory (sub, 0)->parent ==
+      gst_buffer_peek_memory (b, 0), "not a sub-buffer");
+  return sub;
+}
+
+static GstBuffer *(*const keepers[]) (GstBuffer *) = {
+shallow_copy, sub_buffer};
+
+/* A shallow copy or a sub-buffer shares the driver buffer's memory: the
+ * buffer must not be captured into again while it lives, nor unmapped
+ * after the element is gone. */
+GST_START_TEST (test_kept_memory_keeps_content)
 {
   GstHarness *h = src_harness ();
   GstBuffer *b = gst_harness_pull (h);
-  GstBuffer *copy = gst_buffer_copy (b);
+  GstBuffer *kept;
   guint32 sum;
 
   fail_unless (is_driver_memory (b));
-  fail_unless (gst_buffer_peek_memory (copy, 0) ==
-      gst_buffer_peek_memory (b, 0), "not a shallow copy");
-  assert_frame (copy);
-  sum = checksum (copy);
+  kept = keepers[__i__] (b);
+  sum = checksum (kept);
   gst_buffer_unref (b);
   pull_and_drop (h, 12);
-  fail_unless_equals_int (checksum (copy), sum);
-  assert_frame (copy);
+  fail_unless_equals_int (checksum (kept), sum);
   gst_harness_teardown (h);
-  fail_unless_equals_int (checksum (copy), sum);
-  gst_buffer_unref (copy);
-  assert_device_released ();
-}
-
-GST_END_TEST;
-
-/* A sub-buffer's memory is a share of the driver buffer's. */
-GST_START_TEST (test_sub_buffer_keeps_content)
-{
-  GstHarness *h = src_harness ();
-  GstBuffer *b = gst_harness_pull (h);
-  GstBuffer *sub = gst_buffer_copy_region (b, GST_BUFFER_COPY_ALL, 1000,
-      2000);
-  guint32 sum;
-
-  fail_unless (is_driver_memory (sub));
-  fail_unless (gst_buffer_peek_memory (sub, 0)->parent ==
-      gst_buffer_peek_memory (b, 0), "not a sub-buffer");
-  sum = checksum (sub);
-  gst_buffer_unref (b);
-  pull_and_drop (h, 12);
-  fail_unless_equals_int (checksum (sub), sum);
-  gst_harness_teardown (h);
-  fail_unless_equals_int (checksum (sub), sum);
-  gst_buffer_unref (sub);
+  fail_unless_equals_int (checksum (kept), sum);
+  gst_buffer_unref (kept);
   assert_device_released ();
 }
 
@@ -473,7 +414,7 @@ GST_END_TEST;
 GST_START_TEST (test_held_memory_copies_not_stalls)
 {
   GstHarness *h = src_harness ();
-  GstElement *src = vstreamsrc_of (h);
+  GstElement *src = harness_element (h, "vstreamsrc");
   GstBuffer *held[8];
   guint32 sums[8];
   guint64 zero_copy;
@@ -520,25 +461,6 @@ pipeline_playing (const gchar * desc)
   return pipe;
 }
 
-/* Pull @n samples from the appsink "sink" of @pipe and keep them, with
- * the checksum each had when pulled. */
-static void
-pull_samples (GstElement * pipe, GstSample ** samples, guint32 * sums,
-    gint n)
-{
-  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipe), "sink");
-  gint i;
-
-  for (i = 0; i < n; i++) {
-    samples[i] = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
-        10 * GST_SECOND);
-    fail_unless (samples[i] != NULL, "sample %d did not come", i);
-    if (sums)
-      sums[i] = checksum (gst_sample_get_buffer (samples[i]));
-  }
-  gst_object_unref (sink);
-}
-
 static void
 stop_pipeline (GstElement * pipe)
 {
@@ -553,17 +475,19 @@ GST_START_TEST (test_samples_outlive_pipeline)
 {
   GstElement *pipe = pipeline_playing ("vstreamsrc device=" FAKE_DEV
       " ! appsink name=sink max-buffers=1");
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipe), "sink");
   GstSample *samples[10];
   guint32 sums[10];
   gint i, driver = 0;
 
-  pull_samples (pipe, samples, sums, 10);
+  pull_samples (sink, samples, sums, 10);
+  gst_object_unref (sink);
   stop_pipeline (pipe);
+  assert_samples_unchanged (samples, sums, 10, "after the pipeline");
   for (i = 0; i < 10; i++) {
     GstBuffer *b = gst_sample_get_buffer (samples[i]);
 
     driver += is_driver_memory (b);
-    fail_unless_equals_int (checksum (b), sums[i]);
     assert_frame (b);
   }
   fail_unless (driver > 0, "no sample holds driver memory");
@@ -580,36 +504,26 @@ GST_END_TEST;
 GST_START_TEST (test_tee_videorate_samples)
 {
   GstElement *pipe;
-  GstSample *samples[10], *more[10];
+  GstElement *sink;
+  GstSample *samples[10];
   guint32 sums[10];
-  gint i, shared = 0;
+  gint i;
 
   fake.interval = G_USEC_PER_SEC / 30;
   pipe = pipeline_playing ("vstreamsrc device=" FAKE_DEV " ! tee name=t "
       "! queue ! videorate ! video/x-raw,framerate=60/1 "
       "! appsink name=sink max-buffers=1  t. ! queue ! fakesink");
-  pull_samples (pipe, samples, sums, 10);
-  for (i = 0; i + 1 < 10; i++) {
-    GstMemory *m = gst_buffer_peek_memory (gst_sample_get_buffer
-        (samples[i]), 0);
-
-    shared += m == gst_buffer_peek_memory (gst_sample_get_buffer
-        (samples[i + 1]), 0) && gst_memory_is_type (m, "VstreamMemory");
-  }
-  fail_unless (shared > 0, "videorate duplicated no driver buffer");
-  /* the source goes on through its buffers */
-  pull_samples (pipe, more, NULL, 10);
-  for (i = 0; i < 10; i++)
-    gst_sample_unref (more[i]);
-  for (i = 0; i < 10; i++)
-    fail_unless_equals_int (checksum (gst_sample_get_buffer (samples[i])),
-        sums[i]);
+  sink = gst_bin_get_by_name (GST_BIN (pipe), "sink");
+  pull_samples (sink, samples, sums, 10);
+  fail_unless (shared_driver_frames (samples, 10) > 0,
+      "videorate duplicated no driver buffer");
+  pull_and_drop_samples (sink, 10);
+  gst_object_unref (sink);
+  assert_samples_unchanged (samples, sums, 10, "while the source ran");
   stop_pipeline (pipe);
+  assert_samples_unchanged (samples, sums, 10, "after the pipeline");
   for (i = 0; i < 10; i++) {
-    GstBuffer *b = gst_sample_get_buffer (samples[i]);
-
-    fail_unless_equals_int (checksum (b), sums[i]);
-    assert_frame (b);
+    assert_frame (gst_sample_get_buffer (samples[i]));
     gst_sample_unref (samples[i]);
   }
   assert_device_released ();
@@ -736,8 +650,8 @@ vstream_lifetime_suite (void)
   suite_add_tcase (s, tc);
   tcase_set_timeout (tc, 60);
   tcase_add_checked_fixture (tc, fake_setup, NULL);
-  tcase_add_test (tc, test_shallow_copy_keeps_content);
-  tcase_add_test (tc, test_sub_buffer_keeps_content);
+  tcase_add_loop_test (tc, test_kept_memory_keeps_content, 0,
+      G_N_ELEMENTS (keepers));
   tcase_add_test (tc, test_held_memory_copies_not_stalls);
   tcase_add_test (tc, test_samples_outlive_pipeline);
   tcase_add_test (tc, test_tee_videorate_samples);

@@ -13,9 +13,10 @@
 #include <gst/gst.h>
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
-#include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/video/video.h>
+
+#include "gst-check-helpers.h"
 
 #define W 320
 #define H 240
@@ -80,19 +81,6 @@ push_frames (gpointer data)
       break;
   }
   return NULL;
-}
-
-static guint64
-stat_of (GstElement * e, const gchar * field)
-{
-  GstStructure *s = NULL;
-  guint64 v = 0;
-
-  g_object_get (e, "stats", &s, NULL);
-  fail_unless (s != NULL);
-  gst_structure_get_uint64 (s, field, &v);
-  gst_structure_free (s);
-  return v;
 }
 
 static void
@@ -235,17 +223,7 @@ pull_same_pictures (GstHarness * h, gint n, GstBuffer * want, GstCaps * caps)
 static void
 assert_pattern (GstBuffer * got, gsize size)
 {
-  GstMapInfo map;
-  guint32 frame;
-  gsize i;
-
-  fail_unless (gst_buffer_map (got, &map, GST_MAP_READ));
-  fail_unless_equals_uint64 (map.size, size);
-  memcpy (&frame, map.data, 4);
-  for (i = 4; i < map.size; i++)
-    if (map.data[i] != pat (frame, i))
-      fail ("frame %u byte %" G_GSIZE_FORMAT " differs", frame, i);
-  gst_buffer_unmap (got, &map);
+  assert_numbered_frame (got, size, pat);
 }
 
 static GstHarness *
@@ -258,25 +236,6 @@ consumer (const gchar * src_desc, const gchar * caps_str)
   g_free (desc);
   gst_harness_play (h);
   return h;
-}
-
-static GstElement *
-harness_element (GstHarness * h, const gchar * factory)
-{
-  GstIterator *it = gst_bin_iterate_elements (GST_BIN (h->element));
-  GValue v = G_VALUE_INIT;
-  GstElement *found = NULL;
-
-  while (!found && gst_iterator_next (it, &v) == GST_ITERATOR_OK) {
-    GstElement *e = g_value_get_object (&v);
-
-    if (g_str_equal (GST_OBJECT_NAME (gst_element_get_factory (e)), factory))
-      found = gst_object_ref (e);
-    g_value_reset (&v);
-  }
-  g_value_unset (&v);
-  gst_iterator_free (it);
-  return found;
 }
 
 /* ------------------------------------------------------------------ */
@@ -584,32 +543,6 @@ GST_START_TEST (test_held_buffers)
 
 GST_END_TEST;
 
-static guint32
-checksum (GstBuffer * buf)
-{
-  GstMapInfo map;
-  guint32 h = 2166136261u;
-  gsize i;
-
-  fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
-  for (i = 0; i < map.size; i++)
-    h = (h ^ map.data[i]) * 16777619u;
-  gst_buffer_unmap (buf, &map);
-  return h;
-}
-
-/* Every held sample still has the bytes it had when it was pulled. */
-static void
-assert_samples_unchanged (GstSample ** samples, const guint32 * sums,
-    gint n, const gchar * when)
-{
-  gint i;
-
-  for (i = 0; i < n; i++)
-    fail_unless (checksum (gst_sample_get_buffer (samples[i])) == sums[i],
-        "sample %d changed %s", i, when);
-}
-
 /* An application holds samples past the reader's pipeline: the frames
  * come through a tee and a videorate that duplicates them (its output
  * buffers are shallow copies of the frame it keeps, so they share the
@@ -627,7 +560,7 @@ GST_START_TEST (test_samples_outlive_reader)
   GstElement *reader, *app;
   GstSample *samples[10];
   guint32 sums[10];
-  gint i, shared = 0;
+  gint i;
 
   wait_streaming (p);
   reader = gst_parse_launch (rdesc, NULL);
@@ -635,28 +568,11 @@ GST_START_TEST (test_samples_outlive_reader)
   app = gst_bin_get_by_name (GST_BIN (reader), "app");
   fail_unless (gst_element_set_state (reader, GST_STATE_PLAYING) !=
       GST_STATE_CHANGE_FAILURE);
-  for (i = 0; i < 10; i++) {
-    samples[i] = gst_app_sink_try_pull_sample (GST_APP_SINK (app),
-        10 * GST_SECOND);
-    fail_unless (samples[i] != NULL, "sample %d did not come", i);
-    sums[i] = checksum (gst_sample_get_buffer (samples[i]));
-  }
-  for (i = 0; i + 1 < 10; i++) {
-    GstMemory *m = gst_buffer_peek_memory (gst_sample_get_buffer
-        (samples[i]), 0);
-
-    shared += m == gst_buffer_peek_memory (gst_sample_get_buffer
-        (samples[i + 1]), 0) && gst_memory_is_type (m, "VstreamMemory");
-  }
-  fail_unless (shared > 0, "videorate duplicated no driver buffer");
-  /* the source cycles through its buffers meanwhile */
-  for (i = 0; i < 20; i++) {
-    GstSample *s = gst_app_sink_try_pull_sample (GST_APP_SINK (app),
-        10 * GST_SECOND);
-
-    fail_unless (s != NULL, "the reader stalled on held samples");
-    gst_sample_unref (s);
-  }
+  pull_samples (app, samples, sums, 10);
+  fail_unless (shared_driver_frames (samples, 10) > 0,
+      "videorate duplicated no driver buffer");
+  /* the source cycles through its buffers meanwhile, never stalling */
+  pull_and_drop_samples (app, 20);
   assert_samples_unchanged (samples, sums, 10, "while the reader ran");
   fail_unless (gst_element_set_state (reader, GST_STATE_NULL) ==
       GST_STATE_CHANGE_SUCCESS);
