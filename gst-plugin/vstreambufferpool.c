@@ -329,25 +329,41 @@ reclaim_parked (GstVstreamBufferPool * pool)
   return n;
 }
 
-/* Nothing free and nothing in the driver: wait until a buffer comes back,
- * at most a few ms (parked memory being let go says nothing).  FALSE when
- * flushing. */
-static gboolean
-wait_for_return (GstVstreamBufferPool * pool)
+/* How many buffers came back so far: take it before looking for a free
+ * one, and wait_for_return() sees any that comes back after. */
+static guint
+returns_so_far (GstVstreamBufferPool * pool)
 {
-  gint64 end = g_get_monotonic_time () + 5 * G_TIME_SPAN_MILLISECOND;
-  gboolean flushing;
   guint returns;
 
   g_mutex_lock (&pool->lock);
   returns = pool->returns;
-  flushing = pool->flushing ||
-      GST_BUFFER_POOL_IS_FLUSHING (GST_BUFFER_POOL (pool));
-  while (!flushing && returns == pool->returns &&
-      g_cond_wait_until (&pool->returned, &pool->lock, end))
-    flushing = pool->flushing;
-  flushing = pool->flushing ||
-      GST_BUFFER_POOL_IS_FLUSHING (GST_BUFFER_POOL (pool));
+  g_mutex_unlock (&pool->lock);
+  return returns;
+}
+
+static gboolean
+pool_flushing (GstVstreamBufferPool * pool)
+{
+  return pool->flushing || GST_BUFFER_POOL_IS_FLUSHING (GST_BUFFER_POOL (pool));
+}
+
+/* Nothing free and nothing in the driver: wait until a buffer comes back
+ * after @returns.  Memory of a parked buffer being let go says nothing,
+ * so with buffers parked look again every 5 ms.  FALSE when flushing. */
+static gboolean
+wait_for_return (GstVstreamBufferPool * pool, guint returns)
+{
+  gint64 end = g_get_monotonic_time () + 5 * G_TIME_SPAN_MILLISECOND;
+  gboolean flushing;
+
+  g_mutex_lock (&pool->lock);
+  while (!(flushing = pool_flushing (pool)) && returns == pool->returns) {
+    if (!pool->n_parked)
+      g_cond_wait (&pool->returned, &pool->lock);
+    else if (!g_cond_wait_until (&pool->returned, &pool->lock, end))
+      break;
+  }
   g_mutex_unlock (&pool->lock);
   return !flushing;
 }
@@ -570,12 +586,16 @@ dqbuf (GstVstreamBufferPool * pool, GstBuffer ** out, gboolean wait)
       return device_error (pool, "VIDIOC_DQBUF");
     if (!wait)
       return GST_FLOW_CUSTOM_SUCCESS;
-    if (!pool->output && gst_vstream_buffer_pool_queued (pool) == 0) {
-      /* nothing in the driver to wait for (restarted while downstream
-       * still references every buffer): wait for memory to be let go */
-      if (reclaim_parked (pool) == 0 && !wait_for_return (pool))
-        return GST_FLOW_FLUSHING;
-      continue;
+    if (!pool->output) {
+      guint returns = returns_so_far (pool);
+
+      if (gst_vstream_buffer_pool_queued (pool) == 0) {
+        /* nothing in the driver to wait for (restarted while downstream
+         * still has every buffer): wait for one, or its memory, back */
+        if (reclaim_parked (pool) == 0 && !wait_for_return (pool, returns))
+          return GST_FLOW_FLUSHING;
+        continue;
+      }
     }
     ret = gst_poll_wait (pool->poll, GST_SECOND);
     if (ret < 0 && errno == EBUSY)
@@ -771,6 +791,8 @@ gst_vstream_buffer_pool_acquire_buffer (GstBufferPool * bpool,
 
   /* Output: a free buffer, or wait for the driver to finish one. */
   for (;;) {
+    guint returns = returns_so_far (pool);
+
     ret = pclass->acquire_buffer (bpool, buffer, &nowait);
     if (ret != GST_FLOW_EOS)
       return ret;
@@ -778,7 +800,7 @@ gst_vstream_buffer_pool_acquire_buffer (GstBufferPool * bpool,
       return GST_FLOW_EOS;
     if (gst_vstream_buffer_pool_queued (pool) == 0) {
       /* all out in the pipeline, or back and parked: wait for one */
-      if (!wait_for_return (pool))
+      if (!wait_for_return (pool, returns))
         return GST_FLOW_FLUSHING;
       reclaim_parked (pool);
       continue;
