@@ -30,15 +30,17 @@ GST_DEBUG_CATEGORY (gst_vstream_debug);
 #define CAPS "video/x-raw,format=YUY2,width=64,height=48,framerate=30/1"
 
 /* ------------------------------------------------------------------ */
-/* the canned device: YUYV 64x48 at 30 fps, MMAP streaming only */
+/* the canned device: YUYV 64x48 at 30 fps, MMAP or USERPTR streaming */
 
 static struct
 {
   GMutex lock;
   gboolean output;
   guint count;                  /* buffers REQBUFS made */
+  guint32 memory;
   gboolean streaming;
-  guint8 *pages[N_MAX];         /* each buffer's memory, where mapped */
+  guint8 *pages[N_MAX];         /* each buffer's memory: mapped, or queued
+                                 * user memory */
   gboolean queued[N_MAX];
   GQueue fifo;
   guint32 sequence;
@@ -183,8 +185,9 @@ fake_ioctl (int fd, unsigned long req, void *arg)
     case VIDIOC_REQBUFS:{
       struct v4l2_requestbuffers *r = arg;
 
-      if (r->memory != V4L2_MEMORY_MMAP)
+      if (r->memory != V4L2_MEMORY_MMAP && r->memory != V4L2_MEMORY_USERPTR)
         goto einval;
+      fake.memory = r->memory;
       /* the old buffers' pages stay with their mappings */
       fake_streamoff ();
       memset (fake.pages, 0, sizeof (fake.pages));
@@ -205,8 +208,13 @@ fake_ioctl (int fd, unsigned long req, void *arg)
 
       /* queueing a buffer the driver has already is the element's bug */
       if (b->index >= fake.count || fake.queued[b->index] ||
-          b->memory != V4L2_MEMORY_MMAP)
+          b->memory != fake.memory)
         goto einval;
+      if (b->memory == V4L2_MEMORY_USERPTR) {
+        if (!b->m.userptr || b->length < SIZEIMAGE)
+          goto einval;
+        fake.pages[b->index] = (guint8 *) b->m.userptr;
+      }
       fake.queued[b->index] = TRUE;
       g_queue_push_tail (&fake.fifo, GUINT_TO_POINTER (b->index));
       break;
@@ -330,16 +338,25 @@ is_driver_memory (GstBuffer * buf)
       "VstreamMemory");
 }
 
-/* vstreamsrc on the fake; a frame is captured only once the one before
- * was pulled, so the test decides when buffers come back. */
+/* vstreamsrc on the fake in @io_mode; a frame is captured only once the
+ * one before was pulled, so the test decides when buffers come back. */
 static GstHarness *
-src_harness (void)
+src_harness_io (const gchar * io_mode)
 {
-  GstHarness *h = gst_harness_new_parse ("vstreamsrc device=" FAKE_DEV);
+  gchar *desc = g_strdup_printf ("vstreamsrc device=" FAKE_DEV " io-mode=%s",
+      io_mode);
+  GstHarness *h = gst_harness_new_parse (desc);
 
+  g_free (desc);
   gst_harness_set_blocking_push_mode (h);
   gst_harness_play (h);
   return h;
+}
+
+static GstHarness *
+src_harness (void)
+{
+  return src_harness_io ("mmap");
 }
 
 /* Pull @n frames and let them go: the pool cycles through its buffers. */
@@ -408,12 +425,16 @@ GST_START_TEST (test_kept_memory_keeps_content)
 
 GST_END_TEST;
 
+/* userptr: the driver captures into the pool's own memory (no lender) */
+static const gchar *held_io_modes[] = { "mmap", "userptr" };
+
 /* Downstream keeps the memory of more frames than the driver has buffers:
- * the source copies instead of stalling, says so in stats, and goes back
- * to zero copy once the memory is let go. */
+ * the source copies instead of stalling, says so in stats (userptr used to
+ * copy on write in secret, saying zero-copy), and goes back to zero copy
+ * once the memory is let go. */
 GST_START_TEST (test_held_memory_copies_not_stalls)
 {
-  GstHarness *h = src_harness ();
+  GstHarness *h = src_harness_io (held_io_modes[__i__]);
   GstElement *src = harness_element (h, "vstreamsrc");
   GstBuffer *held[8];
   guint32 sums[8];
@@ -662,7 +683,8 @@ vstream_lifetime_suite (void)
   tcase_add_checked_fixture (tc, fake_setup, NULL);
   tcase_add_loop_test (tc, test_kept_memory_keeps_content, 0,
       G_N_ELEMENTS (keepers));
-  tcase_add_test (tc, test_held_memory_copies_not_stalls);
+  tcase_add_loop_test (tc, test_held_memory_copies_not_stalls, 0,
+      G_N_ELEMENTS (held_io_modes));
   tcase_add_test (tc, test_samples_outlive_pipeline);
   tcase_add_test (tc, test_tee_videorate_samples);
   tcase_add_test (tc, test_sink_reuses_memory_when_let_go);
