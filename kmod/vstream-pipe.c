@@ -132,6 +132,19 @@ void vstream_pipe_forget_last(struct vstream_pipe *pipe)
 	pipe->last_used = 0;
 }
 
+/*
+ * The producer's frame, to share: only with a spare at hand that its
+ * buffer takes before it goes back (vstream_buf_renew()).
+ */
+static struct vstream_frame *vstream_share_source(struct vstream_buffer *obuf,
+						  struct vstream_frame **spare)
+{
+	if (!vstream_buf_can_share(obuf))
+		return NULL;
+	*spare = vstream_buf_spare(obuf);
+	return *spare ? vstream_buf_get_frame(obuf) : NULL;
+}
+
 /* One producer frame to every reader; the producer buffer is then done. */
 static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *obuf)
 {
@@ -142,6 +155,7 @@ static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *ob
 	struct vstream_frame *f = NULL, *spare = NULL;
 	u32 field = obuf->vb.field;
 	u64 ts = ktime_get_ns();
+	bool tried = false;	/* to share: no spare is taken for nothing */
 	unsigned int i;
 
 	if (!src) {
@@ -154,11 +168,6 @@ static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *ob
 	 */
 	if (!len)
 		len = min_t(size_t, out->fmt.sizeimage, vb2_plane_size(ovb, 0));
-	/* Share only with a spare at hand for the producer's buffer. */
-	if (vstream_buf_can_share(obuf))
-		spare = vstream_buf_spare(obuf);
-	if (spare)
-		f = vstream_buf_get_frame(obuf);
 	for (i = 0; i < pipe->readers; i++) {
 		struct vstream_node *cap = &pipe->cap[i];
 		struct vstream_buffer *buf;
@@ -174,6 +183,10 @@ static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *ob
 			continue;
 		}
 		n = min_t(size_t, len, vb2_plane_size(&buf->vb.vb2_buf, 0));
+		if (!tried && vstream_buf_can_share(buf)) {
+			tried = true;
+			f = vstream_share_source(obuf, &spare);
+		}
 		if (f && vstream_buf_share(buf, f)) {
 			cap->zerocopy++;
 			out->zerocopy++;
@@ -194,8 +207,11 @@ static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *ob
 		buf->vb.timecode = obuf->vb.timecode;
 		vstream_finish(cap, buf, field, ts);
 	}
-	if (pipe->keep_last)
+	if (pipe->keep_last) {
+		if (!tried)
+			f = vstream_share_source(obuf, &spare);
 		vstream_keep_last(pipe, obuf, f, len, field);
+	}
 	vstream_frame_put(f);
 
 	/* the producer's timestamp stays: the output queue copies it */
