@@ -33,17 +33,43 @@ static bool vstream_follows(struct vstream_node *node)
 	return true;
 }
 
+/*
+ * Names a person can pick from a browser's camera list: every reader of a
+ * pipe gets its own card name, and each node its own bus_info of fixed
+ * width, because Firefox finds the device it listed by a bus_info
+ * prefix (platform:vstream-1 would also match platform:vstream-10).
+ */
+static void vstream_node_names(struct vstream_node *node, struct v4l2_capability *cap)
+{
+	struct vstream_pipe *pipe = node->pipe;
+	const char *label = card_label[pipe->id];
+	char suffix[16] = "";
+	char def[16];
+	int room;
+
+	if (!label || !label[0]) {
+		snprintf(def, sizeof(def), "vstream %u", pipe->id);
+		label = def;
+	}
+	if (!node->output && pipe->readers > 1)
+		snprintf(suffix, sizeof(suffix), " (reader %u)", node->reader);
+	/* the label gives way so the reader's number always shows */
+	room = sizeof(cap->card) - 1 - strlen(suffix);
+	snprintf(cap->card, sizeof(cap->card), "%.*s%s", room, label, suffix);
+	if (node->output)
+		snprintf(cap->bus_info, sizeof(cap->bus_info), "platform:vstream-%02u-out",
+			 pipe->id);
+	else
+		snprintf(cap->bus_info, sizeof(cap->bus_info), "platform:vstream-%02u-cap%u",
+			 pipe->id, node->reader);
+}
+
 int vstream_querycap(struct file *file, void *priv, struct v4l2_capability *cap)
 {
 	struct vstream_node *node = video_drvdata(file);
-	struct vstream_pipe *pipe = node->pipe;
 
 	strscpy(cap->driver, VSTREAM_NAME, sizeof(cap->driver));
-	if (card_label[pipe->id] && card_label[pipe->id][0])
-		strscpy(cap->card, card_label[pipe->id], sizeof(cap->card));
-	else
-		snprintf(cap->card, sizeof(cap->card), "vstream %u", pipe->id);
-	snprintf(cap->bus_info, sizeof(cap->bus_info), "platform:vstream-%u", pipe->id);
+	vstream_node_names(node, cap);
 	/*
 	 * Report only this node's direction: applications that still look at
 	 * capabilities rather than device_caps must never see a mem2mem-like
@@ -72,18 +98,93 @@ int vstream_enum_fmt(struct file *file, void *priv, struct v4l2_fmtdesc *f)
 	return 0;
 }
 
+/*
+ * An idle reader offers what a webcam offers: discrete sizes and frame
+ * intervals, because Chromium drops a camera whose sizes are stepwise, so
+ * a page opened before the producer would find none.  The producer's
+ * size and interval come first (what a reader most likely wants), then
+ * common sizes up to max_width x max_height.  TRY_FMT, S_FMT and S_PARM
+ * pick the nearest of them, as a webcam does: v4l2-compliance takes a
+ * node that lists discrete sizes and accepts others for a scaler, and
+ * fails it.  A reader that follows a producer offers exactly the
+ * producer's size and interval.
+ */
+static const struct v4l2_frmsize_discrete vstream_idle_sizes[] = {
+	{ 640, 480 }, { 320, 240 }, { 1280, 720 }, { 1920, 1080 }, { 3840, 2160 },
+};
+
+static const unsigned int vstream_idle_fps[] = { 30, 25, 15 };
+
+static bool vstream_size_fits(const struct vstream_format *vf, u32 w, u32 h)
+{
+	return w >= VSTREAM_MIN_SIZE && w <= vstream_max_width && !(w % vf->walign) &&
+	       h >= VSTREAM_MIN_SIZE && h <= vstream_max_height && !(h % vf->halign);
+}
+
+/* The @index-th size an idle reader offers for @vf; false past the end. */
+static bool vstream_idle_size(const struct vstream_node *node,
+			      const struct vstream_format *vf, unsigned int index,
+			      u32 *w, u32 *h)
+{
+	const struct v4l2_pix_format *prod = &node->pipe->out.fmt;
+	u32 pw = round_down(prod->width, vf->walign);
+	u32 ph = round_down(prod->height, vf->halign);
+	bool have_prod = vstream_size_fits(vf, pw, ph);
+	unsigned int i;
+
+	if (have_prod && index-- == 0) {
+		*w = pw;
+		*h = ph;
+		return true;
+	}
+	for (i = 0; i < ARRAY_SIZE(vstream_idle_sizes); i++) {
+		const struct v4l2_frmsize_discrete *s = &vstream_idle_sizes[i];
+
+		if (!vstream_size_fits(vf, s->width, s->height) ||
+		    (have_prod && s->width == pw && s->height == ph))
+			continue;
+		if (index-- == 0) {
+			*w = s->width;
+			*h = s->height;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The @index-th frame interval an idle reader offers; false past the end. */
+static bool vstream_idle_interval(const struct vstream_node *node, unsigned int index,
+				  struct v4l2_fract *tpf)
+{
+	const struct v4l2_fract *prod = &node->pipe->out.tpf;
+	unsigned int i;
+
+	if (index-- == 0) {
+		*tpf = *prod;
+		return true;
+	}
+	for (i = 0; i < ARRAY_SIZE(vstream_idle_fps); i++) {
+		if (prod->numerator == 1 && prod->denominator == vstream_idle_fps[i])
+			continue;
+		if (index-- == 0) {
+			tpf->numerator = 1;
+			tpf->denominator = vstream_idle_fps[i];
+			return true;
+		}
+	}
+	return false;
+}
+
 int vstream_enum_framesizes(struct file *file, void *priv,
 			    struct v4l2_frmsizeenum *fsize)
 {
 	struct vstream_node *node = video_drvdata(file);
 	const struct vstream_format *vf;
 
-	if (fsize->index)
-		return -EINVAL;
 	if (vstream_follows(node)) {
 		struct v4l2_pix_format *pix = &node->pipe->out.fmt;
 
-		if (fsize->pixel_format != pix->pixelformat)
+		if (fsize->index || fsize->pixel_format != pix->pixelformat)
 			return -EINVAL;
 		fsize->type = V4L2_FRMSIZE_TYPE_DISCRETE;
 		fsize->discrete.width = pix->width;
@@ -92,6 +193,16 @@ int vstream_enum_framesizes(struct file *file, void *priv,
 	}
 	vf = vstream_find_format(fsize->pixel_format);
 	if (!vf)
+		return -EINVAL;
+	if (!node->output) {
+		fsize->type = V4L2_FRMSIZE_TYPE_DISCRETE;
+		if (!vstream_idle_size(node, vf, fsize->index, &fsize->discrete.width,
+				       &fsize->discrete.height))
+			return -EINVAL;
+		return 0;
+	}
+	/* a producer may send any size */
+	if (fsize->index)
 		return -EINVAL;
 	fsize->type = V4L2_FRMSIZE_TYPE_STEPWISE;
 	fsize->stepwise.min_width = VSTREAM_MIN_SIZE;
@@ -103,18 +214,87 @@ int vstream_enum_framesizes(struct file *file, void *priv,
 	return 0;
 }
 
+/* @w x @h is one of the sizes an idle reader offers for @vf. */
+static bool vstream_idle_size_listed(const struct vstream_node *node,
+				     const struct vstream_format *vf, u32 w, u32 h)
+{
+	unsigned int i;
+	u32 lw, lh;
+
+	for (i = 0; vstream_idle_size(node, vf, i, &lw, &lh); i++)
+		if (lw == w && lh == h)
+			return true;
+	return false;
+}
+
+/* Fields in one buffer: TOP, BOTTOM and ALTERNATE buffers are half frames. */
+static u32 vstream_frame_height(const struct v4l2_pix_format *pix)
+{
+	if (pix->field == V4L2_FIELD_TOP || pix->field == V4L2_FIELD_BOTTOM ||
+	    pix->field == V4L2_FIELD_ALTERNATE)
+		return pix->height * 2;
+	return pix->height;
+}
+
+/*
+ * Move an idle reader's @pix to the listed size nearest to it (the
+ * distance UVC uses: the area the two sizes do not share).  Returns
+ * whether it changed.
+ */
+static bool vstream_idle_snap_size(const struct vstream_node *node,
+				   const struct vstream_format *vf,
+				   struct v4l2_pix_format *pix)
+{
+	u32 w = pix->width, h = vstream_frame_height(pix);
+	u32 lw, lh, bw = w, bh = h;
+	u64 best = U64_MAX, d;
+	unsigned int i;
+
+	for (i = 0; vstream_idle_size(node, vf, i, &lw, &lh); i++) {
+		d = (u64)w * h + (u64)lw * lh - 2ULL * min(w, lw) * min(h, lh);
+		if (d < best) {
+			best = d;
+			bw = lw;
+			bh = lh;
+		}
+	}
+	if (bw == w && bh == h)
+		return false;
+	pix->width = bw;
+	pix->height = h == pix->height ? bh : bh / 2;
+	return true;
+}
+
+/* Move an idle reader's frame interval to the nearest listed one. */
+static void vstream_idle_snap_interval(const struct vstream_node *node,
+				       struct v4l2_fract *tpf)
+{
+	u64 want = div_u64((u64)tpf->numerator * NSEC_PER_SEC, tpf->denominator);
+	u64 best = U64_MAX, ns, d;
+	struct v4l2_fract l, pick = *tpf;
+	unsigned int i;
+
+	for (i = 0; vstream_idle_interval(node, i, &l); i++) {
+		ns = div_u64((u64)l.numerator * NSEC_PER_SEC, l.denominator);
+		d = ns > want ? ns - want : want - ns;
+		if (d < best) {
+			best = d;
+			pick = l;
+		}
+	}
+	*tpf = pick;
+}
+
 int vstream_enum_frameintervals(struct file *file, void *priv,
 				struct v4l2_frmivalenum *fival)
 {
 	struct vstream_node *node = video_drvdata(file);
 	const struct vstream_format *vf;
 
-	if (fival->index)
-		return -EINVAL;
 	if (vstream_follows(node)) {
 		struct vstream_node *out = &node->pipe->out;
 
-		if (fival->pixel_format != out->fmt.pixelformat ||
+		if (fival->index || fival->pixel_format != out->fmt.pixelformat ||
 		    fival->width != out->fmt.width || fival->height != out->fmt.height)
 			return -EINVAL;
 		fival->type = V4L2_FRMIVAL_TYPE_DISCRETE;
@@ -122,9 +302,16 @@ int vstream_enum_frameintervals(struct file *file, void *priv,
 		return 0;
 	}
 	vf = vstream_find_format(fival->pixel_format);
-	if (!vf || fival->width < VSTREAM_MIN_SIZE || fival->width > vstream_max_width ||
-	    fival->height < VSTREAM_MIN_SIZE || fival->height > vstream_max_height ||
-	    fival->width % vf->walign || fival->height % vf->halign)
+	if (!vf)
+		return -EINVAL;
+	if (!node->output) {
+		if (!vstream_idle_size_listed(node, vf, fival->width, fival->height) ||
+		    !vstream_idle_interval(node, fival->index, &fival->discrete))
+			return -EINVAL;
+		fival->type = V4L2_FRMIVAL_TYPE_DISCRETE;
+		return 0;
+	}
+	if (fival->index || !vstream_size_fits(vf, fival->width, fival->height))
 		return -EINVAL;
 	fival->type = V4L2_FRMIVAL_TYPE_CONTINUOUS;
 	fival->stepwise.min.numerator = 1;
@@ -159,6 +346,8 @@ int vstream_try_fmt(struct file *file, void *priv, struct v4l2_format *f)
 	if (!vf)
 		vf = vstream_format_by_index(0);
 	vstream_fill_pix(vf, pix, node->output);
+	if (!node->output && vstream_idle_snap_size(node, vf, pix))
+		vstream_fill_pix(vf, pix, false);
 	return 0;
 }
 
@@ -215,6 +404,8 @@ int vstream_s_parm(struct file *file, void *priv, struct v4l2_streamparm *parm)
 		tpf = node->output ? parm->parm.output.timeperframe :
 				     parm->parm.capture.timeperframe;
 		vstream_clamp_tpf(&tpf);
+		if (!node->output)
+			vstream_idle_snap_interval(node, &tpf);
 		node->tpf = tpf;
 	}
 	return vstream_g_parm(file, priv, parm);
