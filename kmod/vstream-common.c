@@ -367,7 +367,9 @@ int vstream_s_fmt(struct file *file, void *priv, struct v4l2_format *f)
 	}
 	node->fmt = f->fmt.pix;
 	node->vfmt = vstream_find_format(node->fmt.pixelformat);
-	if (!node->output)
+	if (node->output)
+		node->queue.fileio_write_immediately = node->vfmt->compressed;
+	else
 		vstream_cap_setup_tpg(node);
 	return 0;
 }
@@ -475,7 +477,7 @@ const struct v4l2_file_operations vstream_fops = {
 	.open		= v4l2_fh_open,
 	.release	= vb2_fop_release,
 	.read		= vb2_fop_read,
-	.write		= vb2_fop_write,
+	.write		= vstream_out_write,
 	.poll		= vb2_fop_poll,
 	.unlocked_ioctl	= video_ioctl2,
 	.mmap		= vb2_fop_mmap,

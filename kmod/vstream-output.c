@@ -34,11 +34,7 @@ static int out_buf_prepare(struct vb2_buffer *vb)
 {
 	struct vstream_node *node = vb2_get_drv_priv(vb->vb2_queue);
 
-	/*
-	 * The payload is not checked against sizeimage: write() hands over
-	 * frames through vb2's file I/O emulator, which fills bytesused only
-	 * after this callback.  Readers get what was written.
-	 */
+	/* a short payload is allowed: compressed frames vary in size */
 	if (vb2_plane_size(vb, 0) < node->fmt.sizeimage)
 		return -EINVAL;
 	return 0;
@@ -49,8 +45,44 @@ static void out_buf_queue(struct vb2_buffer *vb)
 	struct vstream_node *node = vb2_get_drv_priv(vb->vb2_queue);
 	struct vstream_buffer *buf = to_vstream_buffer(vb);
 
+	/* vb2's write() emulation hands the frame over with bytesused 0 */
+	if (vb2_fileio_is_active(vb->vb2_queue))
+		vb2_set_plane_payload(vb, 0, vb->vb2_queue->fileio_write_immediately ?
+				      min_t(size_t, node->write_len, vb2_plane_size(vb, 0)) :
+				      node->fmt.sizeimage);
 	list_add_tail(&buf->list, &node->active);
 	vstream_pipe_kick(node->pipe);
+}
+
+/*
+ * write() runs through vb2's file I/O emulator.  A compressed frame is
+ * exactly one write() of any length, so those are queued at once
+ * (fileio_write_immediately, chosen with the format) and the length is
+ * noted for out_buf_queue(); raw frames gather until a whole frame is
+ * written, so a frame split over several writes (cat, dd) stays whole.
+ * This is vb2_fop_write() plus the note, under the same lock.
+ */
+ssize_t vstream_out_write(struct file *file, const char __user *data, size_t count,
+			  loff_t *ppos)
+{
+	struct vstream_node *node = video_drvdata(file);
+	struct vb2_queue *q = &node->queue;
+	ssize_t ret = -EBUSY;
+
+	if (!node->output)
+		return -EINVAL;
+	if (!count)		/* not a frame */
+		return 0;
+	if (mutex_lock_interruptible(&node->pipe->lock))
+		return -ERESTARTSYS;
+	if (!vb2_queue_is_busy(q, file)) {
+		node->write_len = count;
+		ret = vb2_write(q, data, count, ppos, file->f_flags & O_NONBLOCK);
+		if (vb2_fileio_is_active(q))
+			q->owner = file->private_data;
+	}
+	mutex_unlock(&node->pipe->lock);
+	return ret;
 }
 
 static int out_start_streaming(struct vb2_queue *q, unsigned int count)

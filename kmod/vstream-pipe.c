@@ -162,12 +162,6 @@ static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *ob
 		vb2_buffer_done(ovb, VB2_BUF_STATE_ERROR);
 		return;
 	}
-	/*
-	 * write() frames arrive with bytesused 0 (vb2's file I/O emulator
-	 * sets it too late for us): they are whole frames.
-	 */
-	if (!len)
-		len = min_t(size_t, out->fmt.sizeimage, vb2_plane_size(ovb, 0));
 	for (i = 0; i < pipe->readers; i++) {
 		struct vstream_node *cap = &pipe->cap[i];
 		struct vstream_buffer *buf;

@@ -93,6 +93,8 @@ struct vstream_node {
 	struct list_head active;
 	bool streaming;
 
+	size_t write_len;		/* length of the last write(), output only */
+
 	u32 seq;			/* next sequence number (fields for ALTERNATE) */
 	u64 next_ns;			/* next tick (pattern or paced output) */
 	struct tpg_data tpg;
@@ -182,6 +184,8 @@ extern const struct vb2_ops vstream_cap_qops;
 extern const struct vb2_ops vstream_out_qops;
 void vstream_cap_setup_tpg(struct vstream_node *node);
 void vstream_cap_follow_producer(struct vstream_node *cap);
+ssize_t vstream_out_write(struct file *file, const char __user *data, size_t count,
+			  loff_t *ppos);
 
 /* vstream-ctrls.c */
 int vstream_ctrls_init(struct vstream_node *node);
