@@ -75,12 +75,33 @@ bool vstream_same_layout(const struct v4l2_pix_format *a, const struct v4l2_pix_
 	       a->field == b->field;
 }
 
-/* A reader is fed by the producer when both stream the same format. */
+/*
+ * A reader is fed by the producer when both stream the same format, or
+ * one the producer's frames convert to (vstream-convert.c).
+ */
 static bool vstream_fed(const struct vstream_node *cap)
 {
 	const struct vstream_node *out = &cap->pipe->out;
 
-	return out->streaming && vstream_same_layout(&out->fmt, &cap->fmt);
+	return out->streaming && (vstream_same_layout(&out->fmt, &cap->fmt) ||
+				  vstream_can_convert(&out->fmt, &cap->fmt));
+}
+
+/* Convert @len bytes of a @src frame into @buf; false if it is too short. */
+static bool vstream_convert_into(struct vstream_node *cap, struct vstream_buffer *buf,
+				 const struct v4l2_pix_format *src, const void *sbuf,
+				 size_t len)
+{
+	void *dst;
+
+	if (len < src->sizeimage)
+		return false;
+	dst = vstream_buf_writable(buf);
+	if (!dst)
+		return false;
+	vstream_convert(src, sbuf, &cap->fmt, dst);
+	vb2_set_plane_payload(&buf->vb.vb2_buf, 0, cap->fmt.sizeimage);
+	return true;
 }
 
 /* Stamp the node's next sequence number on @vb and count the frame. */
@@ -165,6 +186,7 @@ static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *ob
 	for (i = 0; i < pipe->readers; i++) {
 		struct vstream_node *cap = &pipe->cap[i];
 		struct vstream_buffer *buf;
+		bool same;
 		size_t n;
 
 		if (!cap->streaming || !vstream_fed(cap))
@@ -177,11 +199,20 @@ static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *ob
 			continue;
 		}
 		n = min_t(size_t, len, vb2_plane_size(&buf->vb.vb2_buf, 0));
-		if (!tried && vstream_buf_can_share(buf)) {
+		same = vstream_same_layout(&out->fmt, &cap->fmt);
+		if (same && !tried && vstream_buf_can_share(buf)) {
 			tried = true;
 			f = vstream_share_source(obuf, &spare);
 		}
-		if (f && vstream_buf_share(buf, f)) {
+		if (!same) {
+			if (!vstream_convert_into(cap, buf, &out->fmt, src, len)) {
+				vb2_buffer_done(&buf->vb.vb2_buf, VB2_BUF_STATE_ERROR);
+				continue;
+			}
+			cap->copies++;
+			out->copies++;
+		} else if (f && vstream_buf_share(buf, f)) {
+			vb2_set_plane_payload(&buf->vb.vb2_buf, 0, n);
 			cap->zerocopy++;
 			out->zerocopy++;
 		} else {
@@ -192,10 +223,10 @@ static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *ob
 				continue;
 			}
 			memcpy(dst, src, n);
+			vb2_set_plane_payload(&buf->vb.vb2_buf, 0, n);
 			cap->copies++;
 			out->copies++;
 		}
-		vb2_set_plane_payload(&buf->vb.vb2_buf, 0, n);
 		buf->vb.flags &= ~VSTREAM_COPY_FLAGS;
 		buf->vb.flags |= obuf->vb.flags & VSTREAM_COPY_FLAGS;
 		buf->vb.timecode = obuf->vb.timecode;
@@ -245,6 +276,13 @@ static void vstream_idle_frame(struct vstream_pipe *pipe, struct vstream_node *c
 	size = vb2_plane_size(vb, 0);
 	last = cap->idle_mode == VSTREAM_IDLE_LAST && pipe->last &&
 	       pipe->last_used <= size && vstream_same_layout(&pipe->last_fmt, &cap->fmt);
+	if (!last && cap->idle_mode == VSTREAM_IDLE_LAST && pipe->last &&
+	    vstream_can_convert(&pipe->last_fmt, &cap->fmt) &&
+	    vstream_convert_into(cap, buf, &pipe->last_fmt,
+				 vstream_frame_vaddr(pipe->last), pipe->last_used)) {
+		vstream_finish(cap, buf, field, ktime_get_ns());
+		return;
+	}
 	/* the last frame is shared when it can be, all else is written */
 	if (!last || !vstream_buf_share(buf, pipe->last)) {
 		vbuf = vstream_buf_writable(buf);

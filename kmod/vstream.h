@@ -187,6 +187,12 @@ void vstream_cap_follow_producer(struct vstream_node *cap);
 ssize_t vstream_out_write(struct file *file, const char __user *data, size_t count,
 			  loff_t *ppos);
 
+/* vstream-convert.c */
+bool vstream_can_convert(const struct v4l2_pix_format *src,
+			 const struct v4l2_pix_format *dst);
+void vstream_convert(const struct v4l2_pix_format *src, const void *sbuf,
+		     const struct v4l2_pix_format *dst, void *dbuf);
+
 /* vstream-ctrls.c */
 int vstream_ctrls_init(struct vstream_node *node);
 
