@@ -345,6 +345,14 @@ int vstream_try_fmt(struct file *file, void *priv, struct v4l2_format *f)
 	vf = vstream_find_format(pix->pixelformat);
 	if (!vf)
 		vf = vstream_format_by_index(0);
+	/*
+	 * G_FMT, a new width or format, S_FMT (ffmpeg's way): the stride left
+	 * over from the old format is not padding the application wants, and
+	 * a write() producer would go on writing packed lines into it.
+	 */
+	if ((pix->width != node->fmt.width || pix->pixelformat != node->fmt.pixelformat) &&
+	    pix->bytesperline == node->fmt.bytesperline)
+		pix->bytesperline = 0;
 	vstream_fill_pix(vf, pix, node->output);
 	if (!node->output && vstream_idle_snap_size(node, vf, pix))
 		vstream_fill_pix(vf, pix, false);
