@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Controls: minimum buffer counts on both nodes, and on
- * capture nodes the test pattern and what readers get while no producer
- * streams.
+ * Controls of capture nodes: the test pattern and what readers get while
+ * no producer streams.  There are no MIN_BUFFERS_FOR_* controls: since
+ * v4l2-compliance 1.30 only stateful codecs may have them; REQBUFS grants
+ * at least min_buffers instead, and says so in its count.
  */
 
 #include <media/v4l2-ctrls.h>
@@ -57,13 +58,8 @@ int vstream_ctrls_init(struct vstream_node *node)
 {
 	struct v4l2_ctrl_handler *hdl = &node->ctrls;
 
-	v4l2_ctrl_handler_init(hdl, 4);
-	if (node->output) {
-		v4l2_ctrl_new_std(hdl, NULL, V4L2_CID_MIN_BUFFERS_FOR_OUTPUT,
-				  1, VSTREAM_MAX_BUFFERS, 1, vstream_min_buffers);
-	} else {
-		v4l2_ctrl_new_std(hdl, NULL, V4L2_CID_MIN_BUFFERS_FOR_CAPTURE,
-				  1, VSTREAM_MAX_BUFFERS, 1, vstream_min_buffers);
+	v4l2_ctrl_handler_init(hdl, 2);
+	if (!node->output) {
 		node->ctrl_pattern =
 			v4l2_ctrl_new_std_menu_items(hdl, &vstream_ctrl_ops,
 						     V4L2_CID_TEST_PATTERN,
