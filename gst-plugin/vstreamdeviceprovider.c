@@ -3,8 +3,10 @@
  *
  * A static probe of /dev/video*: each capture node becomes a Video/Source
  * that makes a vstreamsrc, each output node a Video/Sink that makes a
- * vstreamsink, named "<card> (<node name>)" so the pipes of a vstream card
- * tell apart.  Nodes with both directions (mem2mem) are skipped.
+ * vstreamsink.  A vstream node is named by its card, which names the pipe
+ * and the reader ("vstream 0 (reader 1)", as browsers list it; outputs
+ * get " (output)"), any other by "<card> (<node name>)".  Nodes with both
+ * directions (mem2mem) are skipped.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -120,8 +122,13 @@ probe_node (const gchar * path)
   if (g_file_get_contents (sys, &node_name, NULL, NULL))
     g_strstrip (node_name);
   g_free (sys);
-  name = g_strdup_printf ("%s (%s)", (const gchar *) cap.card,
-      node_name ? node_name : path);
+  /* vstream cards already name the reader, as browsers list them */
+  if (g_str_equal ((const gchar *) cap.driver, "vstream"))
+    name = g_strdup_printf (output ? "%s (output)" : "%s",
+        (const gchar *) cap.card);
+  else
+    name = g_strdup_printf ("%s (%s)", (const gchar *) cap.card,
+        node_name ? node_name : path);
   props = gst_structure_new ("vstream-proplist",
       "device.path", G_TYPE_STRING, path,
       "device.api", G_TYPE_STRING, "v4l2",
