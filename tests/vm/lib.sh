@@ -1,0 +1,62 @@
+# Helpers shared by the guest-side suites (suite.sh, clients.sh); the
+# caller sets B (build dir), K (module root) and LOG (log dir).
+n=0
+failed=0
+
+# run NAME CMD...: one TAP test; its output goes to the log, the tail to TAP
+run() {
+	name=$1
+	shift
+	n=$((n + 1))
+	if "$@" >$LOG/$n.log 2>&1; then
+		echo "ok $n - $name"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n - $name"
+		tail -n 25 $LOG/$n.log | sed 's/^/# /'
+	fi
+}
+
+# node NAME: the /dev path of the video node with that sysfs name
+node() {
+	for f in /sys/class/video4linux/video*/name; do
+		if [ "$(cat $f)" = "$1" ]; then
+			echo /dev/$(basename $(dirname $f))
+			return 0
+		fi
+	done
+	return 1
+}
+
+load_deps() {
+	for m in videodev videobuf2-common videobuf2-v4l2 videobuf2-vmalloc \
+		v4l2-tpg; do
+		modprobe -d "$K" $m || return 1
+	done
+}
+
+load() {
+	insmod $B/kmod/vstream.ko "$@" && udevadm settle 2>/dev/null
+	for i in 1 2 3 4 5; do node vstream-0-output >/dev/null && return 0; sleep 1; done
+	return 1
+}
+
+
+# frames NODE: the node's frame counter (its sysfs stats)
+frames() {
+	sed -n 's/^frames //p' /sys/class/video4linux/${1#/dev/}/stats
+}
+
+# wait_frames NODE COUNT SECS: until NODE's counter reaches COUNT, a real
+# signal that frames flow (under emulation clients take seconds to start)
+wait_frames() {
+	i=0
+	while [ "$(frames $1)" -lt "$2" ]; do
+		i=$((i + 1))
+		if [ $i -gt $(($3 * 5)) ]; then
+			echo "$1: $(frames $1) frames after $3 s, waited for $2"
+			return 1
+		fi
+		sleep 0.2
+	done
+}
