@@ -1,0 +1,147 @@
+#!/usr/bin/python3
+"""Pictures for the real-clients tests, and checks that what a client got
+is the producer's picture (never the idle test pattern).
+
+The producer's picture is four flat quadrants, orange and azure
+crosswise: colours and a layout the idle colour bars cannot have.
+
+  picture.py make FMT W H OUT       a raw frame (yuyv422, yuv420p, nv12)
+  picture.py same FILE REF          FILE is >= 2 whole copies of REF
+  picture.py jpegs FILE REF         FILE is >= 2 copies of JPEG REF, nothing else
+  picture.py yuv FILE FMT W H       the last frame in FILE shows the quadrants
+                                    (any size: the reader may scale)
+  picture.py opencv DEV               OpenCV reads DEV and sees the quadrants
+  picture.py rgb "R,G,B ..." quad|bars
+                                    colours sampled by a client (quadrant centres
+                                    TL TR BL BR, or the 8 bar centres) match
+"""
+import sys
+
+# BT.601 limited range: orange (255,128,0) and azure (0,128,255)
+ORANGE = (146, 53, 193)
+AZURE = (106, 203, 63)
+RGB = {ORANGE: (255, 128, 0), AZURE: (0, 128, 255)}
+# v4l2-tpg's 75% colour bars, left to right
+BARS = [(191, 191, 191), (191, 191, 0), (0, 191, 191), (0, 191, 0),
+        (191, 0, 191), (191, 0, 0), (0, 0, 191), (0, 0, 0)]
+TOL = 40  # a browser's YUV->RGB matrix and range guess vary this much
+
+
+def quad(x, y, w, h):
+    """The colour of pixel (x, y): TL and BR orange, TR and BL azure."""
+    return ORANGE if (x < w // 2) == (y < h // 2) else AZURE
+
+
+def frame_size(fmt, w, h):
+    return w * h * 2 if fmt == 'yuyv422' else w * h * 3 // 2
+
+
+def make(fmt, w, h):
+    y = bytearray(w * h)
+    cw, ch = w // 2, (h if fmt == 'yuyv422' else h // 2)
+    u = bytearray(cw * ch)
+    v = bytearray(cw * ch)
+    for j in range(h):
+        for i in range(w):
+            y[j * w + i] = quad(i, j, w, h)[0]
+    sub = h // ch
+    for j in range(ch):
+        for i in range(cw):
+            c = quad(2 * i, sub * j, w, h)
+            u[j * cw + i], v[j * cw + i] = c[1], c[2]
+    if fmt == 'yuyv422':
+        out = bytearray(w * h * 2)
+        out[0::2] = y
+        out[1::4] = u
+        out[3::4] = v
+        return bytes(out)
+    if fmt == 'nv12':
+        uv = bytearray(cw * ch * 2)
+        uv[0::2] = u
+        uv[1::2] = v
+        return bytes(y + uv)
+    return bytes(y + u + v)
+
+
+def sample(buf, fmt, w, h, x, y):
+    """(Y, U, V) of pixel (x, y) in a raw frame."""
+    if fmt == 'yuyv422':
+        p = y * w * 2 + (x // 2) * 4
+        return buf[p + (x % 2) * 2], buf[p + 1], buf[p + 3]
+    c = (y // 2) * (w // 2) + x // 2
+    if fmt == 'nv12':
+        return buf[y * w + x], buf[w * h + 2 * c], buf[w * h + 2 * c + 1]
+    return buf[y * w + x], buf[w * h + c], buf[w * h * 5 // 4 + c]
+
+
+def rgb(got, kind):
+    """Colours a client sampled are the quadrants' or the idle bars'."""
+    want = ([RGB[c] for c in (ORANGE, AZURE, AZURE, ORANGE)]
+            if kind == 'quad' else BARS)
+    if len(got) != len(want):
+        fail('%d samples, want %d' % (len(got), len(want)))
+    for g, e in zip(got, want):
+        if max(abs(p - q) for p, q in zip(g, e)) > TOL:
+            fail('sampled %s, want %s (%s)' % (got, want, kind))
+    print('colours are the %s: %s' % (kind, got))
+
+
+def fail(msg):
+    print('picture.py: ' + msg)
+    sys.exit(1)
+
+
+def main(a):
+    if a[0] == 'make':
+        fmt, w, h = a[1], int(a[2]), int(a[3])
+        open(a[4], 'wb').write(make(fmt, w, h))
+    elif a[0] == 'same':
+        data, ref = open(a[1], 'rb').read(), open(a[2], 'rb').read()
+        n = len(data) // len(ref)
+        if n < 2:
+            fail('%d bytes: fewer than 2 frames of %d' % (len(data), len(ref)))
+        for k in range(n):
+            if data[k * len(ref):(k + 1) * len(ref)] != ref:
+                fail('frame %d of %d differs from the producer\'s' % (k, n))
+        print('%d frames, every byte the producer\'s' % n)
+    elif a[0] == 'jpegs':
+        data, ref = open(a[1], 'rb').read(), open(a[2], 'rb').read()
+        n = data.count(ref)
+        if n < 2 or n * len(ref) != len(data):
+            fail('%d bytes are not whole copies of the %d-byte JPEG (%d found)'
+                 % (len(data), len(ref), n))
+        print('%d JPEG frames, each exactly the producer\'s' % n)
+    elif a[0] == 'yuv':
+        fmt, w, h = a[2], int(a[3]), int(a[4])
+        size = frame_size(fmt, w, h)
+        data = open(a[1], 'rb').read()
+        if len(data) < size:
+            fail('%d bytes: no whole %dx%d %s frame' % (len(data), w, h, fmt))
+        last = data[(len(data) // size - 1) * size:][:size]
+        for x, y in ((w // 4, h // 4), (3 * w // 4, h // 4),
+                     (w // 4, 3 * h // 4), (3 * w // 4, 3 * h // 4)):
+            got, want = sample(last, fmt, w, h, x, y), quad(x, y, w, h)
+            if got != want:
+                fail('(%d,%d) is YUV %s, not the producer\'s %s' % (x, y, got, want))
+        print('%dx%d %s: the producer\'s quadrants' % (w, h, fmt))
+    elif a[0] == 'rgb':
+        rgb([tuple(int(c) for c in s.split(',')) for s in a[1].split()], a[2])
+    elif a[0] == 'opencv':
+        import cv2
+        cap = cv2.VideoCapture(a[1], cv2.CAP_V4L2)
+        if not cap.isOpened():
+            fail('OpenCV cannot open ' + a[1])
+        for _ in range(10):
+            ok, img = cap.read()
+            if not ok:
+                fail('OpenCV read no frame from ' + a[1])
+        h, w = img.shape[:2]
+        print('OpenCV: %dx%d from %s' % (w, h, a[1]))
+        rgb([tuple(int(c) for c in reversed(img[h * j // 4, w * i // 4]))
+             for i, j in ((1, 1), (3, 1), (1, 3), (3, 3))], 'quad')
+    else:
+        fail('unknown command ' + a[0])
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])
