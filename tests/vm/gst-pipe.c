@@ -1087,7 +1087,8 @@ kernel_pins_dmabuf_mapping (void)
   struct v4l2_format f = {.type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
   struct v4l2_requestbuffers rb = {.count = 1,
     .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = V4L2_MEMORY_MMAP };
-  struct v4l2_exportbuffer eb = {.type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+  struct v4l2_exportbuffer eb = {.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+    .flags = O_RDWR | O_CLOEXEC };
   struct v4l2_buffer b = {.type = V4L2_BUF_TYPE_VIDEO_OUTPUT,
     .memory = V4L2_MEMORY_USERPTR };
   int cap = open (cap_dev, O_RDWR), out = open (out1_dev, O_RDWR);
@@ -1102,7 +1103,7 @@ kernel_pins_dmabuf_mapping (void)
   fail_unless (ioctl (cap, VIDIOC_EXPBUF, &eb) == 0, "EXPBUF");
   map = mmap (NULL, f.fmt.pix.sizeimage, PROT_READ | PROT_WRITE, MAP_SHARED,
       eb.fd, 0);
-  fail_unless (map != MAP_FAILED, "mmap of the dma-buf");
+  fail_unless (map != MAP_FAILED, "mmap of the dma-buf: %s", g_strerror (errno));
   rb.type = V4L2_BUF_TYPE_VIDEO_OUTPUT;
   rb.memory = V4L2_MEMORY_USERPTR;
   fail_unless (ioctl (out, VIDIOC_REQBUFS, &rb) == 0);
