@@ -5,9 +5,14 @@ set -e
 export DEBIAN_FRONTEND=noninteractive
 apt-get update
 apt-get install -y --no-install-recommends \
-	build-essential meson ninja-build pkg-config kmod cpio sparse \
+	build-essential meson ninja-build pkg-config kmod cpio sparse debootstrap \
 	linux-headers-amd64 qemu-system-x86 busybox-static v4l-utils \
 	libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev \
 	gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good \
 	gstreamer1.0-plugins-base-apps \
 	ca-certificates
+# The applications the real-clients vm group points at a virtual camera
+# (tests/vm/clients.sh): run in the guest from this root.
+apt-get install -y --no-install-recommends \
+	ffmpeg chromium firefox-esr python3-opencv \
+	pipewire pipewire-bin wireplumber gstreamer1.0-pipewire udev dbus
