@@ -30,6 +30,16 @@ struct vstream_yuv {
 	u32 width, height;
 };
 
+/* Packed 4:2:2: two pixels in four bytes, at these offsets */
+static void vstream_yuv_packed(struct vstream_yuv *m, u8 *base, u8 y, u8 u, u8 v)
+{
+	m->y = base + y;
+	m->u = base + u;
+	m->v = base + v;
+	m->ystep = 2;
+	m->cstep = 4;
+}
+
 static void vstream_yuv_map(const struct v4l2_pix_format *pix, u8 *base,
 			    struct vstream_yuv *m)
 {
@@ -42,23 +52,13 @@ static void vstream_yuv_map(const struct v4l2_pix_format *pix, u8 *base,
 	};
 	switch (pix->pixelformat) {
 	case V4L2_PIX_FMT_YUYV:
-		m->ystep = 2;
-		m->u = base + 1;
-		m->v = base + 3;
-		m->cstep = 4;
+		vstream_yuv_packed(m, base, 0, 1, 3);
 		return;
 	case V4L2_PIX_FMT_UYVY:
-		m->y = base + 1;
-		m->ystep = 2;
-		m->u = base;
-		m->v = base + 2;
-		m->cstep = 4;
+		vstream_yuv_packed(m, base, 1, 0, 2);
 		return;
 	case V4L2_PIX_FMT_YVYU:
-		m->ystep = 2;
-		m->v = base + 1;
-		m->u = base + 3;
-		m->cstep = 4;
+		vstream_yuv_packed(m, base, 0, 3, 1);
 		return;
 	case V4L2_PIX_FMT_NV12:
 	case V4L2_PIX_FMT_NV16:
