@@ -104,6 +104,15 @@ browser_sees() {
 	return 1
 }
 
+# reads ctl|src CAP FILE same|jpegs REF: ten frames read by v4l2-ctl or
+# vstreamsrc into FILE are, every byte, copies of REF
+reads() {
+	case $1 in
+	ctl) v4l2-ctl -d $2 --stream-mmap --stream-count=10 --stream-to=$3 ;;
+	src) gst-launch-1.0 -q vstreamsrc device=$2 num-buffers=10 ! filesink location=$3 ;;
+	esac && $PIC $4 $3 $5
+}
+
 # took: after a browser test, how long the browser took to show it
 took() {
 	sed -n 's/^seen after \(.*\)/# (seen after \1)/p' $LOG/$n.log
@@ -155,33 +164,23 @@ converted_check() {
 run "a reader opened before the producer gets its picture converted (YU12 320x240)" \
 	converted_check
 stop $READER
-run "ffmpeg raw producer read bit-exact by v4l2-ctl" sh -c "
-	v4l2-ctl -d $CAP0 --stream-mmap --stream-count=10 --stream-to=$T/ctl.yuv &&
-	$PIC same $T/ctl.yuv $T/q.yuyv"
-run "ffmpeg raw producer read bit-exact by vstreamsrc" sh -c "
-	gst-launch-1.0 -q vstreamsrc device=$CAP1 num-buffers=10 ! filesink location=$T/src.yuv &&
-	$PIC same $T/src.yuv $T/q.yuyv"
+run "ffmpeg raw producer read bit-exact by v4l2-ctl" reads ctl $CAP0 $T/ctl.yuv same $T/q.yuyv
+run "ffmpeg raw producer read bit-exact by vstreamsrc" reads src $CAP1 $T/src.yuv same $T/q.yuyv
 stop $PROD
 
 # The README's recipe: a media file as the camera, through ffmpeg.
 base=$(frames $OUT)
 WIDTH=640 HEIGHT=480 setsid $S/pipelines/ffmpeg-camera.sh $OUT $T/q.mkv >$LOG/recipe.log 2>&1 &
 PROD=$!
-run "recipe ffmpeg-camera.sh: a media file as the camera, read bit-exact" sh -c "
-	. $S/tests/vm/lib.sh; wait_frames $OUT $((base + 10)) 120 &&
-	v4l2-ctl -d $CAP0 --stream-mmap --stream-count=10 --stream-to=$T/recipe.yuv &&
-	$PIC same $T/recipe.yuv $T/q.yuyv"
+run "recipe ffmpeg-camera.sh: a media file as the camera, read bit-exact" eval \
+	"wait_frames $OUT $((base + 10)) 120 && reads ctl $CAP0 $T/recipe.yuv same $T/q.yuyv"
 stop $PROD
 
 # A compressed producer: each write() is one frame of its own length.
 ffmpeg_producer $T/q.yuyv yuyv422 640x480 -c:v mjpeg -pix_fmt yuvj422p -q:v 5
 run "ffmpeg MJPEG producer feeds the pipe" fed 10
-run "ffmpeg MJPEG frames arrive whole and exact (v4l2-ctl)" sh -c "
-	v4l2-ctl -d $CAP0 --stream-mmap --stream-count=10 --stream-to=$T/ctl.mjpg &&
-	$PIC jpegs $T/ctl.mjpg $T/q.jpg"
-run "ffmpeg MJPEG frames arrive whole and exact (vstreamsrc)" sh -c "
-	gst-launch-1.0 -q vstreamsrc device=$CAP1 num-buffers=10 ! filesink location=$T/src.mjpg &&
-	$PIC jpegs $T/src.mjpg $T/q.jpg"
+run "ffmpeg MJPEG frames arrive whole and exact (v4l2-ctl)" reads ctl $CAP0 $T/ctl.mjpg jpegs $T/q.jpg
+run "ffmpeg MJPEG frames arrive whole and exact (vstreamsrc)" reads src $CAP1 $T/src.mjpg jpegs $T/q.jpg
 stop $PROD
 
 # Stock GStreamer produces; ffmpeg, OpenCV and Chromium read at once.
@@ -201,33 +200,33 @@ took
 stop $BROWSER
 stop $PROD
 
-# The meeting page opened first ("a browser video call" in README): the
-# idle camera is listed and shows the colour bars; the producer starts
-# after (the ffmpeg recipe at 720p, converted and scaled to what the
-# browser picked) and the page shows its picture.
-browser_open chromium $LOG/chromium2.log "Meeting cam (reader 1)"
-run "Chromium: a page opened before the producer lists the idle camera" \
-	browser_sees $LOG/chromium2.log bars 180
-took
-setsid $S/pipelines/ffmpeg-camera.sh $OUT $T/q720.mkv >$LOG/recipe720.log 2>&1 &
-PROD=$!
-run "Chromium: ... then shows the producer (recipe, 720p) started after it" \
-	browser_sees $LOG/chromium2.log quad 120
-took
-v4l2-ctl -d $CAP1 --get-fmt-video | sed -n 's/^\t*\(Width.*\|Pixel Format.*\)/# Chromium opened: \1/p'
-stop $BROWSER
+# browser_call NAME TITLE CAP PRODUCER...: README's "a browser video
+# call": the page opened first lists the idle camera (reader CAP) and shows
+# the colour bars; PRODUCER starts after and the page must show its
+# picture, converted to whatever the browser picked
+browser_call() {
+	b=$1 title=$2 cap=$3
+	shift 3
+	browser_open $b $LOG/$b-call.log "$(v4l2-ctl -d $cap -D | sed -n 's/.*Card type *: //p')"
+	run "$title: a page opened before the producer lists the idle camera" \
+		browser_sees $LOG/$b-call.log bars 240
+	took
+	"$@"
+	run "$title: ... then shows the producer started after it" \
+		browser_sees $LOG/$b-call.log quad 120
+	took
+	v4l2-ctl -d $cap --get-fmt-video |
+		sed -n "s/^\t*\(Width.*\|Pixel Format.*\)/# $title opened: \1/p"
+	stop $BROWSER
+}
+# the ffmpeg recipe at 720p (scaled down to what Chromium picked)
+recipe_720() {
+	setsid $S/pipelines/ffmpeg-camera.sh $OUT $T/q720.mkv >$LOG/recipe720.log 2>&1 &
+	PROD=$!
+}
+browser_call chromium Chromium $CAP1 recipe_720
 stop $PROD
-
-# Firefox the same way, with ffmpeg as the late producer.
-browser_open firefox $LOG/firefox.log "Meeting cam (reader 0)"
-run "Firefox: a page opened before the producer lists the idle camera" \
-	browser_sees $LOG/firefox.log bars 240
-took
-ffmpeg_producer $T/q.yuyv yuyv422 640x480
-run "Firefox: ... then shows the producer started after it" browser_sees $LOG/firefox.log quad 120
-took
-v4l2-ctl -d $CAP0 --get-fmt-video | sed -n 's/^\t*\(Width.*\|Pixel Format.*\)/# Firefox opened: \1/p'
-stop $BROWSER
+browser_call firefox Firefox $CAP0 ffmpeg_producer $T/q.yuyv yuyv422 640x480
 
 # PipeWire: its udev-driven V4L2 monitor makes each reader a Video/Source
 # named after the card; pipewiresrc reads the producer's bytes through it.
