@@ -1077,10 +1077,12 @@ GST_START_TEST (test_userptr_chain)
 
 GST_END_TEST;
 
-/* Whether this kernel pins the user mapping of a vb2-vmalloc dma-buf for
- * USERPTR: 6.1 refuses it (EFAULT); 6.12 takes it.  Asked of the kernel
- * itself: pipe 0's capture buffer exported and mapped, queued on pipe 1's
- * output node. */
+/* Whether this kernel pins a read-only mapping of a vb2-vmalloc dma-buf
+ * for an output USERPTR, as the sink maps the memory it is given (read
+ * only): 6.1 pins every userptr for writing and refuses it (EFAULT);
+ * 6.2 and later pin output buffers for reading and take it.  Asked of the
+ * kernel itself: pipe 0's capture buffer exported and mapped, queued on
+ * pipe 1's output node. */
 static gboolean
 kernel_pins_dmabuf_mapping (void)
 {
@@ -1088,7 +1090,7 @@ kernel_pins_dmabuf_mapping (void)
   struct v4l2_requestbuffers rb = {.count = 1,
     .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = V4L2_MEMORY_MMAP };
   struct v4l2_exportbuffer eb = {.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
-    .flags = O_RDWR | O_CLOEXEC };
+    .flags = O_CLOEXEC };
   struct v4l2_buffer b = {.type = V4L2_BUF_TYPE_VIDEO_OUTPUT,
     .memory = V4L2_MEMORY_USERPTR };
   int cap = open (cap_dev, O_RDWR), out = open (out1_dev, O_RDWR);
@@ -1101,8 +1103,7 @@ kernel_pins_dmabuf_mapping (void)
   fail_unless (ioctl (out, VIDIOC_S_FMT, &f) == 0);
   fail_unless (ioctl (cap, VIDIOC_REQBUFS, &rb) == 0 && rb.count >= 1);
   fail_unless (ioctl (cap, VIDIOC_EXPBUF, &eb) == 0, "EXPBUF");
-  map = mmap (NULL, f.fmt.pix.sizeimage, PROT_READ | PROT_WRITE, MAP_SHARED,
-      eb.fd, 0);
+  map = mmap (NULL, f.fmt.pix.sizeimage, PROT_READ, MAP_SHARED, eb.fd, 0);
   fail_unless (map != MAP_FAILED, "mmap of the dma-buf: %s", g_strerror (errno));
   rb.type = V4L2_BUF_TYPE_VIDEO_OUTPUT;
   rb.memory = V4L2_MEMORY_USERPTR;
