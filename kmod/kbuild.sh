@@ -8,4 +8,4 @@ mkdir -p "$out"
 for f in "$@"; do
 	cmp -s "$f" "$out/$(basename "$f")" || cp -p "$f" "$out/"
 done
-exec make -s -C "$kdir" M="$out" modules
+exec make -s -C "$kdir" M="$out" VSTREAM_WERROR=y modules
