@@ -238,5 +238,9 @@ exec 3<>$(node vstream-0-output)
 run "rmmod refused while a node is open" sh -c '! rmmod vstream'
 exec 3>&-
 run "rmmod vstream after all closed" rmmod vstream
+# Installed like a driver: modprobe from nothing loaded, named by udev.
+run "install: modprobe vstream loads its deps, udev names its nodes" \
+	sh $S/tests/vm/install.sh $B $S $K
+sed -n 's/^install: /# /p' $LOG/$n.log
 finish
 

@@ -1,0 +1,45 @@
+#!/bin/sh
+# DKMS builds vstream as it would on a user's machine after a kernel
+# upgrade: dkms add and build of kmod/ against KDIR, in private trees (the
+# system's DKMS state is left alone), and its make line (dkms.conf) gives
+# the compiler no -Werror.  Usage: dkms-check.sh KDIR SRCDIR VERSION
+# Needs dkms and root (dkms refuses otherwise): else SKIP (77), saying so.
+set -e
+kdir=$1 src=$2 ver=$3
+command -v dkms >/dev/null || { echo "SKIP: dkms is not installed"; exit 77; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: dkms needs root"; exit 77; }
+kver=$(sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h")
+[ -n "$kver" ] || { echo "no UTS_RELEASE in $kdir"; exit 1; }
+grep -q "^PACKAGE_VERSION=\"$ver\"$" "$src/kmod/dkms.conf" ||
+	{ echo "kmod/dkms.conf's PACKAGE_VERSION is not the project's $ver"; exit 1; }
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+mkdir -p "$t/src/vstream-$ver" "$t/tree"
+cp "$src"/kmod/*.c "$src"/kmod/*.h "$src"/kmod/Kbuild "$src"/kmod/Makefile \
+	"$src"/kmod/dkms.conf "$t/src/vstream-$ver/"
+trees="--sourcetree $t/src --dkmstree $t/tree"
+dkms add -m vstream -v "$ver" $trees
+dkms build -m vstream -v "$ver" -k "$kver" --kernelsourcedir "$kdir" $trees ||
+	{ cat "$t/tree/vstream/$ver/build/make.log"; exit 1; }
+ko=$t/tree/vstream/$ver/$kver/$(uname -m)/module/vstream.ko
+[ -e "$ko" ] || ko=$(ls "$ko".* 2>/dev/null | head -n1)
+[ -n "$ko" ] && [ -e "$ko" ] || { echo "dkms build left no vstream.ko"; exit 1; }
+[ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" = "$kver" ] ||
+	{ echo "$ko is not built for $kver"; exit 1; }
+dkms status -m vstream $trees
+
+# dkms.conf's own make line, run where its objects stay: no plain -Werror
+# (the kernel's own -Werror=<warning> flags stay)
+kernel_source_dir=$kdir dkms_tree=$t/flags PACKAGE_NAME=vstream PACKAGE_VERSION=$ver
+b=$dkms_tree/$PACKAGE_NAME/$PACKAGE_VERSION/build
+mkdir -p "$b"
+cp "$t/src/vstream-$ver"/* "$b/"
+eval "$(sed -n 's/^MAKE\[0\]=/mk=/p' "$src/kmod/dkms.conf")"
+# shellcheck disable=SC2154
+$mk >/dev/null
+grep -q -- -Wall "$b/.vstream-core.o.cmd" || { echo "no compile line found"; exit 1; }
+if grep -qE -- "-Werror( |$)" "$b/.vstream-core.o.cmd"; then
+	echo "DKMS builds with -Werror: a user's newer compiler would break their install"
+	exit 1
+fi
+echo "dkms: vstream $ver builds for $kver, without -Werror"

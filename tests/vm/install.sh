@@ -1,0 +1,57 @@
+#!/bin/sh
+# Installed like a driver, proven in the guest from nothing loaded:
+# kmod/install.sh (what "meson install" and "make -C kmod install" run)
+# puts vstream.ko under updates/ of a module root that holds this kernel's
+# modules, depmod indexes it, "modprobe vstream" pulls in videobuf2 and
+# v4l2-tpg by itself, the installed rule gives the nodes stable names, and
+# frames go through bit-exact.  Usage: install.sh BUILDDIR SRCDIR KROOT
+set -e
+B=$1 S=$2 K=$3
+kver=$(uname -r)
+kdir=/usr/src/linux-headers-$kver
+[ -e "$kdir/Makefile" ] || kdir=/lib/modules/$kver/build
+M=/tmp/mroot
+say() { echo "install: $*"; }
+
+# nothing of the media stack loaded: modprobe must find it all
+! grep -q '^vstream ' /proc/modules || rmmod vstream
+for m in vivid videobuf2_vmalloc v4l2_tpg videobuf2_v4l2; do
+	# with what it alone pulled in (cec, videobuf2_dma_contig, videodev...)
+	! grep -q "^$m " /proc/modules || modprobe -d "$K" -r $m
+done
+! grep -qE '^(videobuf2_common|v4l2_tpg|videodev) ' /proc/modules
+
+# a module root with this kernel's modules, as /lib/modules is
+rm -rf $M
+mkdir -p $M/lib/modules/$kver
+for f in "$K"/lib/modules/$kver/*; do
+	case $f in
+	*/modules.order | */modules.builtin | */modules.builtin.modinfo) cp "$f" $M/lib/modules/$kver/ ;;
+	*/kernel) ln -s "$f" $M/lib/modules/$kver/kernel ;;
+	esac
+done
+DESTDIR=$M sh "$S/kmod/install.sh" "$kdir" "$B/kmod"
+where=$(modinfo -b $M -n vstream)
+say "modinfo: $where"
+case $where in $M/lib/modules/$kver/updates/vstream.ko*) ;; *) exit 1 ;; esac
+
+# the installed udev rule names the nodes; modprobe from the installed tree
+mkdir -p /run/udev/rules.d
+cp "$S/data/60-vstream.rules" /run/udev/rules.d/
+export SYSTEMD_IGNORE_CHROOT=1	# the guest runs chrooted
+/lib/systemd/systemd-udevd --daemon
+trap 'udevadm control --exit' EXIT
+modprobe -d $M vstream pipes=1 readers=1
+udevadm settle -t 60
+for m in videobuf2_v4l2 videobuf2_vmalloc v4l2_tpg vstream; do
+	grep -q "^$m " /proc/modules || { say "modprobe did not load $m"; exit 1; }
+done
+out=/dev/v4l/by-vstream/vstream-0-output cap=/dev/v4l/by-vstream/vstream-0-capture
+ls -l /dev/v4l/by-vstream/
+[ "$(cat /sys/class/video4linux/$(basename $(readlink -f $out))/name)" = vstream-0-output ]
+[ "$(cat /sys/class/video4linux/$(basename $(readlink -f $cap))/name)" = vstream-0-capture ]
+"$B/tests/vm/vs-loopback" -o $(readlink -f $out) -c $(readlink -f $cap) \
+	-f YUYV -s 320x240 -n 10 -Z zero
+modprobe -d $M -r vstream
+! grep -q '^vstream ' /proc/modules
+say "modprobe vstream from $where: deps loaded, named nodes, frames bit-exact"
