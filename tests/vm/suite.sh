@@ -118,6 +118,37 @@ run "isolation: a reader holding every buffer, SIGSTOPped, slows nobody" \
 run "isolation: a dequeued frame never changes (STREAMOFF, REQBUFS(0), producer gone, peer writes)" \
 	$IB -o $OUT0 -c $CAP00 -c $CAP01 -g stable
 
+# Frames Without Producer: a reader set to Last Frame gets the stopped
+# producer's last frame bit-exact (a random picture: neither the test
+# pattern nor anything else can match it); one left at Test Pattern must
+# not, which is what shows the comparison can fail.
+last_frame() {
+	python3 -c 'import os, sys; sys.stdout.buffer.write(os.urandom(320 * 240 * 2))' >/tmp/lf.yuyv
+	v4l2-ctl -d $CAP11 --set-ctrl frames_without_producer=$1 || return 1
+	base=$(frames $OUT1)
+	v4l2-ctl -d $OUT1 --set-fmt-video-out=width=320,height=240,pixelformat=YUYV \
+		--stream-out-mmap --stream-from=/tmp/lf.yuyv --stream-loop >/dev/null 2>&1 &
+	lfp=$!
+	wait_frames $OUT1 $((base + 5)) 60; r=$?
+	kill $lfp; wait $lfp 2>/dev/null
+	[ $r -eq 0 ] || return 1
+	v4l2-ctl -d $CAP11 --set-fmt-video=width=320,height=240,pixelformat=YUYV \
+		--stream-mmap --stream-count=3 --stream-to=/tmp/lf.out || return 1
+	python3 - $2 <<-'EOF'
+	import sys
+	want = open('/tmp/lf.yuyv', 'rb').read()
+	got = open('/tmp/lf.out', 'rb').read()
+	frames = [got[i:i + len(want)] for i in range(0, len(got), len(want))]
+	same = sum(f == want for f in frames)
+	print(f"{len(frames)} frames read, {same} the producer's last")
+	sys.exit(not (len(frames) == 3 and same == (3 if sys.argv[1] == 'same' else 0)))
+	EOF
+}
+run "Frames Without Producer = Last Frame: the stopped producer's frame, bit-exact" \
+	last_frame 1 same
+run "Frames Without Producer = Test Pattern: not the producer's frame" last_frame 0 none
+v4l2-ctl -d $CAP11 --set-ctrl frames_without_producer=0
+
 # GStreamer elements, stock elements and vivid (tests/vm/gst-pipe)
 modprobe -d "$K" vivid n_devs=1 node_types=0x1 >/dev/null 2>&1
 VIVID=$(node vivid-000-vid-cap)
