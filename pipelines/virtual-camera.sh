@@ -1,6 +1,7 @@
 #!/bin/sh
 # A test pattern (or a file) as a virtual camera: feeds a vstream output node.
-#   pipelines/virtual-camera.sh /dev/video0 [file]   (NUM=n stops after n frames)
+#   pipelines/virtual-camera.sh /dev/video0 [file]   (NUM=n stops after n frames,
+#   PATTERN=videotestsrc pattern, FG=0xAARRGGBB a flat colour)
 # Readers then open the capture node(s) like any webcam.
 OUT=${1:-/dev/video0}
 NUM=${NUM:--1}
@@ -8,6 +9,7 @@ if [ -n "$2" ]; then
 	SRC="filesrc location=$2 ! decodebin ! videoconvert ! videoscale"
 else
 	SRC="videotestsrc is-live=true pattern=${PATTERN:-smpte} num-buffers=$NUM"
+	[ -z "$FG" ] || SRC="$SRC pattern=solid-color foreground-color=$FG"
 fi
 exec gst-launch-1.0 -q $SRC ! \
 	video/x-raw,format=${FORMAT:-YUY2},width=${WIDTH:-1280},height=${HEIGHT:-720},framerate=30/1 ! \

@@ -11,6 +11,8 @@ crosswise: colours and a layout the idle colour bars cannot have.
   picture.py yuv FILE FMT W H       the last frame in FILE shows the quadrants
                                     (any size: the reader may scale)
   picture.py opencv DEV               OpenCV reads DEV and sees the quadrants
+  picture.py flat FILE W H [TOL]    the last YUYV frame in FILE is flat orange
+                                    (pipelines/virtual-camera.sh FG=0xffff8000)
   picture.py rgb "R,G,B ..." quad|bars
                                     colours sampled by a client (quadrant centres
                                     TL TR BL BR, or the 8 bar centres) match
@@ -124,6 +126,21 @@ def main(a):
             if got != want:
                 fail('(%d,%d) is YUV %s, not the producer\'s %s' % (x, y, got, want))
         print('%dx%d %s: the producer\'s quadrants' % (w, h, fmt))
+    elif a[0] == 'flat':
+        w, h = int(a[2]), int(a[3])
+        tol = int(a[4]) if len(a) > 4 else 6
+        size = frame_size('yuyv422', w, h)
+        data = open(a[1], 'rb').read()
+        if len(data) < size or len(data) % size:
+            fail('%d bytes: not whole %dx%d YUYV frames' % (len(data), w, h))
+        last = data[-size:]
+        for x, y in ((w // 2, h // 2), (w // 8, h // 8), (7 * w // 8, h // 8),
+                     (w // 8, 7 * h // 8), (7 * w // 8, 7 * h // 8)):
+            got = sample(last, 'yuyv422', w, h, x, y)
+            if max(abs(p - q) for p, q in zip(got, ORANGE)) > tol:
+                fail('(%d,%d) is YUV %s, not the producer\'s orange %s'
+                     % (x, y, got, ORANGE))
+        print('%d frames %dx%d: the producer\'s flat orange' % (len(data) // size, w, h))
     elif a[0] == 'rgb':
         rgb([tuple(int(c) for c in s.split(',')) for s in a[1].split()], a[2])
     elif a[0] == 'opencv':

@@ -220,28 +220,42 @@ pipeline_case() {
 	kill $prod 2>/dev/null
 	wait $prod 2>/dev/null
 }
+# Every producer shows flat orange (FG): the idle colour bars cannot pass
+# for it, so each reader's frames are checked to be the producer's.
+PIC="python3 $S/tests/vm/picture.py"
+export FG=0xffff8000
 WIDTH=640 HEIGHT=480 pipeline_case "virtual camera read by vstreamsrc" $P/virtual-camera.sh $OUT0 <<EOT
 sh /tmp/waitfeed.sh &&
-NUM=10 $P/read-camera.sh $CAP00 vstreamsrc
+NUM=10 SAVE=/tmp/p1.yuyv $P/read-camera.sh $CAP00 vstreamsrc &&
+$PIC flat /tmp/p1.yuyv 640 480
 EOT
 WIDTH=640 HEIGHT=480 IO_MODE=dmabuf pipeline_case "dma-buf producer, read as dma-buf" $P/virtual-camera.sh $OUT0 <<EOT
 sh /tmp/waitfeed.sh &&
-NUM=10 IO_MODE=dmabuf $P/read-camera.sh $CAP00 vstreamsrc
+NUM=10 IO_MODE=dmabuf SAVE=/tmp/p2.yuyv $P/read-camera.sh $CAP00 vstreamsrc &&
+$PIC flat /tmp/p2.yuyv 640 480
 EOT
 WIDTH=640 HEIGHT=480 pipeline_case "one producer, two readers (v4l2src and v4l2-ctl)" $P/virtual-camera.sh $OUT0 <<EOT
 sh /tmp/waitfeed.sh || exit 1
-NUM=10 $P/read-camera.sh $CAP00 v4l2src & a=\$!
-NUM=10 $P/read-camera.sh $CAP01 v4l2-ctl 2>&1 | tee /tmp/ctl.out
-wait \$a && grep -q '<' /tmp/ctl.out
+NUM=10 SAVE=/tmp/p3.yuyv $P/read-camera.sh $CAP00 v4l2src & a=\$!
+NUM=10 SAVE=/tmp/p4.yuyv $P/read-camera.sh $CAP01 v4l2-ctl 2>&1 | tee /tmp/ctl.out
+wait \$a && grep -q '<' /tmp/ctl.out &&
+$PIC flat /tmp/p3.yuyv 640 480 && $PIC flat /tmp/p4.yuyv 640 480
 EOT
 WIDTH=640 HEIGHT=480 IO_MODE=userptr pipeline_case "userptr producer, recorded to MJPEG AVI" $P/virtual-camera.sh $OUT0 <<EOT
 sh /tmp/waitfeed.sh &&
 NUM=10 $P/record.sh $CAP00 /tmp/rec.avi && test \$(stat -c %s /tmp/rec.avi) -gt 10000
 EOT
+# The file (10 frames) may end before a reader starts under emulation: the
+# reader keeps its last frame (Frames Without Producer), which must be
+# the file's picture, not the idle bars (as it was before this check).
+v4l2-ctl -d $CAP00 --set-ctrl frames_without_producer=1
 WIDTH=640 HEIGHT=480 pipeline_case "the recorded file as the camera" $P/virtual-camera.sh $OUT0 /tmp/rec.avi <<EOT
 sh /tmp/waitfeed.sh &&
-NUM=3 $P/read-camera.sh $CAP00 vstreamsrc
+NUM=3 SAVE=/tmp/p5.yuyv $P/read-camera.sh $CAP00 vstreamsrc &&
+$PIC flat /tmp/p5.yuyv 640 480 12
 EOT
+v4l2-ctl -d $CAP00 --set-ctrl frames_without_producer=0
+unset FG
 pipeline_case "format change: a playing vstreamsrc renegotiates" $P/format-change.sh $OUT0 <<EOT
 sh /tmp/waitfeed.sh &&
 timeout 120 gst-launch-1.0 -v vstreamsrc device=$CAP00 num-buffers=240 ! fakesink >/tmp/fc.out 2>&1
