@@ -9,9 +9,19 @@
 set -e
 kdir=$1 out=$2
 root=${DESTDIR:-${INSTALL_MOD_PATH:-}}
-# the release the module was built for (Debian's headers say "6.1.192" in
-# kernel.release but install, like the kernel, under "6.1.0-57-amd64")
-kver=$(modinfo -F vermagic "$out/vstream.ko" | cut -d' ' -f1)
+# the kernel's make runs in KDIR: a relative root would land in there
+case $root in '' | /*) ;; *) root=$PWD/$root ;; esac
+[ -e "$out/vstream.ko" ] || {
+	echo "install.sh: no $out/vstream.ko: build it first" >&2
+	exit 1
+}
+# the release the module is built for: Debian's headers say "6.1.192" in
+# kernel.release but install, like the kernel, under "6.1.0-57-amd64"
+kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$kdir/include/generated/utsrelease.h")
+[ -n "$kver" ] || {
+	echo "install.sh: no UTS_RELEASE in $kdir/include/generated/utsrelease.h" >&2
+	exit 1
+}
 # Debian's headers have no System.map: the kernel's own depmod step
 # skips with a warning, and the depmod below does its work
 # Without the kernel's signing key (a distribution kernel: its key stays

@@ -18,6 +18,9 @@ mkdir -p "$t/src/vstream-$ver" "$t/tree"
 cp "$src"/kmod/*.c "$src"/kmod/*.h "$src"/kmod/Kbuild "$src"/kmod/Makefile \
 	"$src"/kmod/dkms.conf "$t/src/vstream-$ver/"
 trees="--sourcetree $t/src --dkmstree $t/tree"
+# dkms signs every build, making a MOK key pair under /var/lib/dkms if
+# there is none: keep that in the private tree too
+export mok_signing_key=$t/mok.key mok_certificate=$t/mok.pub
 dkms add -m vstream -v "$ver" $trees
 dkms build -m vstream -v "$ver" -k "$kver" --kernelsourcedir "$kdir" $trees ||
 	{ cat "$t/tree/vstream/$ver/build/make.log"; exit 1; }

@@ -19,7 +19,10 @@ for m in vivid videobuf2_vmalloc v4l2_tpg videobuf2_v4l2; do
 	# with what it alone pulled in (cec, videobuf2_dma_contig, videodev...)
 	! grep -q "^$m " /proc/modules || modprobe -d "$K" -r $m
 done
-! grep -qE '^(videobuf2_common|v4l2_tpg|videodev) ' /proc/modules
+if grep -E '^(videobuf2_common|v4l2_tpg|videodev) ' /proc/modules; then
+	say "still loaded: modprobe could not be proved to load them"
+	exit 1
+fi
 
 # a module root with this kernel's modules, as /lib/modules is
 rm -rf $M
@@ -53,5 +56,8 @@ ls -l /dev/v4l/by-vstream/
 "$B/tests/vm/vs-loopback" -o $(readlink -f $out) -c $(readlink -f $cap) \
 	-f YUYV -s 320x240 -n 10 -Z zero
 modprobe -d $M -r vstream
-! grep -q '^vstream ' /proc/modules
+if grep -q '^vstream ' /proc/modules; then
+	say "modprobe -r left vstream loaded"
+	exit 1
+fi
 say "modprobe vstream from $where: deps loaded, named nodes, frames bit-exact"
