@@ -11,7 +11,7 @@ crosswise: colours and a layout the idle colour bars cannot have.
   picture.py yuv FILE FMT W H       the last frame in FILE shows the quadrants
                                     (any size: the reader may scale)
   picture.py opencv DEV               OpenCV reads DEV and sees the quadrants
-  picture.py flat FILE W H [TOL]    the last YUYV frame in FILE is flat orange
+  picture.py flat FILE W H [TOL]    every YUYV frame in FILE is flat orange
                                     (pipelines/virtual-camera.sh FG=0xffff8000)
   picture.py rgb "R,G,B ..." quad|bars
                                     colours sampled by a client (quadrant centres
@@ -133,14 +133,15 @@ def main(a):
         data = open(a[1], 'rb').read()
         if len(data) < size or len(data) % size:
             fail('%d bytes: not whole %dx%d YUYV frames' % (len(data), w, h))
-        last = data[-size:]
-        for x, y in ((w // 2, h // 2), (w // 8, h // 8), (7 * w // 8, h // 8),
-                     (w // 8, 7 * h // 8), (7 * w // 8, 7 * h // 8)):
-            got = sample(last, 'yuyv422', w, h, x, y)
-            if max(abs(p - q) for p, q in zip(got, ORANGE)) > tol:
-                fail('(%d,%d) is YUV %s, not the producer\'s orange %s'
-                     % (x, y, got, ORANGE))
-        print('%d frames %dx%d: the producer\'s flat orange' % (len(data) // size, w, h))
+        for k in range(len(data) // size):
+            frame = data[k * size:(k + 1) * size]
+            for x, y in ((w // 2, h // 2), (w // 8, h // 8), (7 * w // 8, h // 8),
+                         (w // 8, 7 * h // 8), (7 * w // 8, 7 * h // 8)):
+                got = sample(frame, 'yuyv422', w, h, x, y)
+                if max(abs(p - q) for p, q in zip(got, ORANGE)) > tol:
+                    fail('frame %d: (%d,%d) is YUV %s, not the producer\'s orange %s'
+                         % (k, x, y, got, ORANGE))
+        print('%d frames %dx%d: each the producer\'s flat orange' % (len(data) // size, w, h))
     elif a[0] == 'rgb':
         rgb([tuple(int(c) for c in s.split(',')) for s in a[1].split()], a[2])
     elif a[0] == 'opencv':
