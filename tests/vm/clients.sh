@@ -59,7 +59,10 @@ browser_open() {
 	url="file://$PAGE#$(echo "$3" | sed 's/ /%20/g')"
 	case $1 in
 	chromium)
+		# one process: under emulation trixie's Chromium children miss
+		# their 15 s connection deadline and the page never runs
 		setsid chromium --headless=new --no-sandbox --disable-gpu \
+			--single-process --no-zygote \
 			--use-fake-ui-for-media-stream --no-first-run \
 			--user-data-dir=$T/chromium.$n --enable-logging=stderr \
 			"$url" >$2 2>&1 &
