@@ -15,8 +15,11 @@ say() { echo "install: $*"; }
 
 # nothing of the media stack loaded: modprobe must find it all
 ! grep -q '^vstream ' /proc/modules || rmmod vstream
-for m in vivid videobuf2_vmalloc v4l2_tpg videobuf2_v4l2; do
-	# with what it alone pulled in (cec, videobuf2_dma_contig, videodev...)
+# each with what it alone pulled in (videobuf2_memops, videodev...); the
+# suite may have rmmod'ed vivid already, leaving its own dependencies
+for m in vivid videobuf2_dma_contig v4l2_dv_timings cec rc_core \
+	videobuf2_vmalloc v4l2_tpg videobuf2_v4l2 videobuf2_memops videobuf2_common \
+	videodev mc; do
 	! grep -q "^$m " /proc/modules || modprobe -d "$K" -r $m
 done
 if grep -E '^(videobuf2_common|v4l2_tpg|videodev) ' /proc/modules; then
