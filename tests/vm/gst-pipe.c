@@ -823,14 +823,19 @@ GST_START_TEST (test_source_change)
   producer_stop (p);
   p = producer_start (d2);
   wait_streaming (p);
+  /* judge each buffer by its own size: the pad's caps run ahead of the
+   * small buffers still queued in the harness */
   for (i = 0; i < 300 && width != 640; i++) {
     b = gst_harness_pull (h);
     fail_unless (b != NULL);
+    if (gst_buffer_get_size (b) >= 640 * 480 * 2)
+      width = 640;
     gst_buffer_unref (b);
-    c = gst_pad_get_current_caps (h->sinkpad);
-    gst_structure_get_int (gst_caps_get_structure (c, 0), "width", &width);
-    gst_caps_unref (c);
   }
+  fail_unless_equals_int (width, 640);
+  c = gst_pad_get_current_caps (h->sinkpad);
+  gst_structure_get_int (gst_caps_get_structure (c, 0), "width", &width);
+  gst_caps_unref (c);
   fail_unless_equals_int (width, 640);
   /* a few frames on, the pictures are the new producer's */
   for (i = 0; i < 3; i++)
