@@ -22,8 +22,6 @@ kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$kdir/include/generated/u
 	echo "install.sh: no UTS_RELEASE in $kdir/include/generated/utsrelease.h" >&2
 	exit 1
 }
-# Debian's headers have no System.map: the kernel's own depmod step
-# skips with a warning, and the depmod below does its work
 # Without the kernel's signing key (a distribution kernel: its key stays
 # with the distribution) modules_install would print sign-file's SSL
 # errors and install unsigned anyway: say so once and skip signing.
@@ -40,6 +38,8 @@ log=$(make -s -C "$kdir" M="$out" INSTALL_MOD_DIR=updates $nosign \
 	echo "$log" >&2
 	exit 1
 }
+# Debian's headers have no System.map: the kernel's own depmod step
+# skips with a warning, and the depmod below does its work
 echo "$log" | grep -v -e "Skipping depmod" -e "^$" >&2 || true
 echo "vstream.ko installed in $root/lib/modules/$kver/updates"
 if [ -e "$root/lib/modules/$kver/modules.order" ]; then
