@@ -12,10 +12,6 @@
 #include "vstream.h"
 #include "vstream-compat.h"
 
-static char *card_label[VSTREAM_MAX_PIPES];
-module_param_array(card_label, charp, NULL, 0444);
-MODULE_PARM_DESC(card_label, "card name of each pipe (default \"vstream N\")");
-
 /*
  * Once the producer owns buffers its format is the pipe's format: every
  * reader that is not itself busy follows it.
@@ -42,20 +38,14 @@ static bool vstream_follows(struct vstream_node *node)
 static void vstream_node_names(struct vstream_node *node, struct v4l2_capability *cap)
 {
 	struct vstream_pipe *pipe = node->pipe;
-	const char *label = card_label[pipe->id];
 	char suffix[16] = "";
-	char def[16];
 	int room;
 
-	if (!label || !label[0]) {
-		snprintf(def, sizeof(def), "vstream %u", pipe->id);
-		label = def;
-	}
 	if (!node->output && pipe->readers > 1)
 		snprintf(suffix, sizeof(suffix), " (reader %u)", node->reader);
 	/* the label gives way so the reader's number always shows */
 	room = sizeof(cap->card) - 1 - strlen(suffix);
-	snprintf(cap->card, sizeof(cap->card), "%.*s%s", room, label, suffix);
+	snprintf(cap->card, sizeof(cap->card), "%.*s%s", room, pipe->label, suffix);
 	if (node->output)
 		snprintf(cap->bus_info, sizeof(cap->bus_info), "platform:vstream-%02u-out",
 			 pipe->id);
@@ -88,6 +78,10 @@ int vstream_enum_fmt(struct file *file, void *priv, struct v4l2_fmtdesc *f)
 		if (f->index)
 			return -EINVAL;
 		vf = node->pipe->out.vfmt;
+	} else if (node->pipe->fixed) {
+		if (f->index)
+			return -EINVAL;
+		vf = node->pipe->fixed;
 	} else {
 		vf = vstream_format_by_index(f->index);
 		if (!vf)
@@ -115,23 +109,35 @@ static const struct v4l2_frmsize_discrete vstream_idle_sizes[] = {
 
 static const unsigned int vstream_idle_fps[] = { 30, 25, 15 };
 
-static bool vstream_size_fits(const struct vstream_format *vf, u32 w, u32 h)
+static bool vstream_size_fits(const struct vstream_pipe *pipe,
+			      const struct vstream_format *vf, u32 w, u32 h)
 {
-	return w >= VSTREAM_MIN_SIZE && w <= vstream_max_width && !(w % vf->walign) &&
-	       h >= VSTREAM_MIN_SIZE && h <= vstream_max_height && !(h % vf->halign);
+	return w >= VSTREAM_MIN_SIZE && w <= pipe->max_width && !(w % vf->walign) &&
+	       h >= VSTREAM_MIN_SIZE && h <= pipe->max_height && !(h % vf->halign);
 }
 
-/* The @index-th size an idle reader offers for @vf; false past the end. */
+/*
+ * The @index-th size an idle reader offers for @vf; false past the end.
+ * A pipe with a fixed format offers its size alone, on both nodes.
+ */
 static bool vstream_idle_size(const struct vstream_node *node,
 			      const struct vstream_format *vf, unsigned int index,
 			      u32 *w, u32 *h)
 {
-	const struct v4l2_pix_format *prod = &node->pipe->out.fmt;
+	const struct vstream_pipe *pipe = node->pipe;
+	const struct v4l2_pix_format *prod = &pipe->out.fmt;
 	u32 pw = round_down(prod->width, vf->walign);
 	u32 ph = round_down(prod->height, vf->halign);
-	bool have_prod = vstream_size_fits(vf, pw, ph);
+	bool have_prod = vstream_size_fits(pipe, vf, pw, ph);
 	unsigned int i;
 
+	if (pipe->fixed) {
+		if (index || vf != pipe->fixed)
+			return false;
+		*w = pipe->fixed_width;
+		*h = pipe->fixed_height;
+		return true;
+	}
 	if (have_prod && index-- == 0) {
 		*w = pw;
 		*h = ph;
@@ -140,7 +146,7 @@ static bool vstream_idle_size(const struct vstream_node *node,
 	for (i = 0; i < ARRAY_SIZE(vstream_idle_sizes); i++) {
 		const struct v4l2_frmsize_discrete *s = &vstream_idle_sizes[i];
 
-		if (!vstream_size_fits(vf, s->width, s->height) ||
+		if (!vstream_size_fits(pipe, vf, s->width, s->height) ||
 		    (have_prod && s->width == pw && s->height == ph))
 			continue;
 		if (index-- == 0) {
@@ -159,6 +165,12 @@ static bool vstream_idle_interval(const struct vstream_node *node, unsigned int 
 	const struct v4l2_fract *prod = &node->pipe->out.tpf;
 	unsigned int i;
 
+	if (node->pipe->fixed) {
+		if (index)
+			return false;
+		*tpf = node->pipe->fixed_tpf;
+		return true;
+	}
 	if (index-- == 0) {
 		*tpf = *prod;
 		return true;
@@ -194,7 +206,7 @@ int vstream_enum_framesizes(struct file *file, void *priv,
 	vf = vstream_find_format(fsize->pixel_format);
 	if (!vf)
 		return -EINVAL;
-	if (!node->output) {
+	if (!node->output || node->pipe->fixed) {
 		fsize->type = V4L2_FRMSIZE_TYPE_DISCRETE;
 		if (!vstream_idle_size(node, vf, fsize->index, &fsize->discrete.width,
 				       &fsize->discrete.height))
@@ -206,10 +218,10 @@ int vstream_enum_framesizes(struct file *file, void *priv,
 		return -EINVAL;
 	fsize->type = V4L2_FRMSIZE_TYPE_STEPWISE;
 	fsize->stepwise.min_width = VSTREAM_MIN_SIZE;
-	fsize->stepwise.max_width = round_down(vstream_max_width, vf->walign);
+	fsize->stepwise.max_width = round_down(node->pipe->max_width, vf->walign);
 	fsize->stepwise.step_width = vf->walign;
 	fsize->stepwise.min_height = VSTREAM_MIN_SIZE;
-	fsize->stepwise.max_height = round_down(vstream_max_height, vf->halign);
+	fsize->stepwise.max_height = round_down(node->pipe->max_height, vf->halign);
 	fsize->stepwise.step_height = vf->halign;
 	return 0;
 }
@@ -304,14 +316,14 @@ int vstream_enum_frameintervals(struct file *file, void *priv,
 	vf = vstream_find_format(fival->pixel_format);
 	if (!vf)
 		return -EINVAL;
-	if (!node->output) {
+	if (!node->output || node->pipe->fixed) {
 		if (!vstream_idle_size_listed(node, vf, fival->width, fival->height) ||
 		    !vstream_idle_interval(node, fival->index, &fival->discrete))
 			return -EINVAL;
 		fival->type = V4L2_FRMIVAL_TYPE_DISCRETE;
 		return 0;
 	}
-	if (fival->index || !vstream_size_fits(vf, fival->width, fival->height))
+	if (fival->index || !vstream_size_fits(node->pipe, vf, fival->width, fival->height))
 		return -EINVAL;
 	fival->type = V4L2_FRMIVAL_TYPE_CONTINUOUS;
 	fival->stepwise.min.numerator = 1;
@@ -342,7 +354,7 @@ int vstream_try_fmt(struct file *file, void *priv, struct v4l2_format *f)
 		*pix = node->pipe->out.fmt;
 		return 0;
 	}
-	vf = vstream_find_format(pix->pixelformat);
+	vf = node->pipe->fixed ?: vstream_find_format(pix->pixelformat);
 	if (!vf)
 		vf = vstream_format_by_index(0);
 	/*
@@ -353,9 +365,9 @@ int vstream_try_fmt(struct file *file, void *priv, struct v4l2_format *f)
 	if ((pix->width != node->fmt.width || pix->pixelformat != node->fmt.pixelformat) &&
 	    pix->bytesperline == node->fmt.bytesperline)
 		pix->bytesperline = 0;
-	vstream_fill_pix(vf, pix, node->output);
-	if (!node->output && vstream_idle_snap_size(node, vf, pix))
-		vstream_fill_pix(vf, pix, false);
+	vstream_fill_pix(node->pipe, vf, pix, node->output);
+	if ((!node->output || node->pipe->fixed) && vstream_idle_snap_size(node, vf, pix))
+		vstream_fill_pix(node->pipe, vf, pix, node->output);
 	return 0;
 }
 
@@ -414,7 +426,7 @@ int vstream_s_parm(struct file *file, void *priv, struct v4l2_streamparm *parm)
 		tpf = node->output ? parm->parm.output.timeperframe :
 				     parm->parm.capture.timeperframe;
 		vstream_clamp_tpf(&tpf);
-		if (!node->output)
+		if (!node->output || node->pipe->fixed)
 			vstream_idle_snap_interval(node, &tpf);
 		node->tpf = tpf;
 	}

@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Module parameters, the platform device, and creation of
- * the pipes and their video nodes.
+ * Module parameters, the platform device, and creation and removal of
+ * the pipes and their video nodes.  A pipe made by module parameters
+ * lives as long as the module; one made through configfs
+ * (vstream-configfs.c) until it is disabled.  Either way its memory is
+ * freed only when the last of its video devices is released, i.e. when
+ * the last file handle on a node is closed.
  */
 
+#include <linux/ctype.h>
 #include <linux/font.h>
+#include <linux/idr.h>
 #include <linux/module.h>
 #include <linux/platform_device.h>
 #include <linux/slab.h>
@@ -16,7 +22,11 @@
 
 static unsigned int pipes = 1;
 module_param(pipes, uint, 0444);
-MODULE_PARM_DESC(pipes, "number of pipes (1-16, default 1)");
+MODULE_PARM_DESC(pipes, "number of pipes made at load (0-16, default 1); more through configfs");
+
+static char *card_label[VSTREAM_MAX_PIPES];
+module_param_array(card_label, charp, NULL, 0444);
+MODULE_PARM_DESC(card_label, "card name of each pipe (default \"vstream N\")");
 
 static unsigned int readers = 1;
 module_param(readers, uint, 0444);
@@ -51,6 +61,19 @@ MODULE_PARM_DESC(pace_output,
 		 "consume output frames no faster than the output frame rate (default on); off: at once");
 
 static struct vstream_pipe *vstream_pipes[VSTREAM_MAX_PIPES];
+/* bus_info numbers, unique among pipes whose nodes are still open */
+static DEFINE_IDA(vstream_ids);
+
+static void vstream_pdev_release(struct device *dev)
+{
+}
+
+static struct platform_device vstream_pdev = {
+	.name		= VSTREAM_NAME,
+	.id		= -1,
+	.dev.release	= vstream_pdev_release,
+};
+
 /* probe's result: platform_driver_register() succeeds even if probe fails */
 static int vstream_probe_err = -ENODEV;
 
@@ -58,16 +81,23 @@ static ssize_t stats_show(struct device *dev, struct device_attribute *attr, cha
 {
 	struct vstream_node *node = video_get_drvdata(to_video_device(dev));
 	u64 frames, drops, zerocopy, copies;
+	struct v4l2_fract tpf;
+	bool streaming;
 
 	mutex_lock(&node->pipe->lock);
 	frames = node->frames;
 	drops = node->drops;
 	zerocopy = node->zerocopy;
 	copies = node->copies;
+	streaming = node->streaming;
+	tpf = node->tpf;
 	mutex_unlock(&node->pipe->lock);
-	return sysfs_emit(buf, "frames %llu\ndrops %llu\nzerocopy %llu\ncopies %llu\ncow %lld\n",
+	/* streaming and interval let vstream-ctl tell whether a producer is on */
+	return sysfs_emit(buf,
+			  "frames %llu\ndrops %llu\nzerocopy %llu\ncopies %llu\ncow %lld\nstreaming %d\ninterval %u/%u\n",
 			  frames, drops, zerocopy, copies,
-			  (long long)atomic64_read(&node->cow));
+			  (long long)atomic64_read(&node->cow), streaming,
+			  tpf.numerator, tpf.denominator);
 }
 static DEVICE_ATTR_RO(stats);
 
@@ -82,13 +112,15 @@ static int vstream_node_init(struct vstream_pipe *pipe, struct vstream_node *nod
 	node->reader = reader;
 	INIT_LIST_HEAD(&node->active);
 
-	node->vfmt = vstream_format_by_index(0);
-	node->fmt.width = 640;
-	node->fmt.height = 480;
+	node->vfmt = pipe->fixed ?: vstream_format_by_index(0);
+	node->fmt.width = pipe->fixed ? pipe->fixed_width : 640;
+	node->fmt.height = pipe->fixed ? pipe->fixed_height : 480;
 	node->fmt.field = V4L2_FIELD_NONE;
-	vstream_fill_pix(node->vfmt, &node->fmt, output);
+	vstream_fill_pix(pipe, node->vfmt, &node->fmt, output);
 	node->tpf.numerator = 1;
 	node->tpf.denominator = VSTREAM_FPS_DEFAULT;
+	if (pipe->fixed)
+		node->tpf = pipe->fixed_tpf;
 
 	ret = vstream_ctrls_init(node);
 	if (ret)
@@ -99,7 +131,7 @@ static int vstream_node_init(struct vstream_pipe *pipe, struct vstream_node *nod
 
 	if (!output) {
 		tpg_init(&node->tpg, node->fmt.width, node->fmt.height);
-		ret = tpg_alloc(&node->tpg, vstream_max_width);
+		ret = tpg_alloc(&node->tpg, pipe->max_width);
 		if (ret)
 			goto free_ctrls;
 		vstream_cap_setup_tpg(node);
@@ -107,14 +139,14 @@ static int vstream_node_init(struct vstream_pipe *pipe, struct vstream_node *nod
 	}
 
 	if (output)
-		snprintf(vdev->name, sizeof(vdev->name), "vstream-%u-output", pipe->id);
+		snprintf(vdev->name, sizeof(vdev->name), "%s-output", pipe->name);
 	else if (pipe->readers > 1)
-		snprintf(vdev->name, sizeof(vdev->name), "vstream-%u-capture-%u",
-			 pipe->id, reader);
+		snprintf(vdev->name, sizeof(vdev->name), "%s-capture-%u", pipe->name, reader);
 	else
-		snprintf(vdev->name, sizeof(vdev->name), "vstream-%u-capture", pipe->id);
+		snprintf(vdev->name, sizeof(vdev->name), "%s-capture", pipe->name);
 	vdev->fops = &vstream_fops;
 	vdev->ioctl_ops = output ? &vstream_out_ioctl_ops : &vstream_cap_ioctl_ops;
+	/* the pipe is freed with its v4l2_device, see vstream_pipe_release() */
 	vdev->release = video_device_release_empty;
 	vdev->v4l2_dev = &pipe->v4l2_dev;
 	vdev->queue = &node->queue;
@@ -152,7 +184,27 @@ static int vstream_node_register(struct vstream_node *node, int nr)
 	return ret;
 }
 
-static void vstream_pipe_destroy(struct vstream_pipe *pipe)
+/* The last video device is gone: nothing can reach the pipe any more. */
+static void vstream_pipe_release(struct v4l2_device *v4l2_dev)
+{
+	struct vstream_pipe *pipe = container_of(v4l2_dev, struct vstream_pipe, v4l2_dev);
+	unsigned int i;
+
+	vstream_node_cleanup(&pipe->out);
+	for (i = 0; i < pipe->readers; i++)
+		vstream_node_cleanup(&pipe->cap[i]);
+	vstream_pipe_forget_last(pipe);
+	vstream_mem_drain(pipe);
+	ida_free(&vstream_ids, pipe->id);
+	kfree(pipe);
+}
+
+/*
+ * Unregister the nodes, as a camera that is unplugged: streaming stops,
+ * open file handles get ENODEV until closed, mappings stay valid until
+ * unmapped.  The pipe itself goes with its last file handle.
+ */
+void vstream_pipe_destroy(struct vstream_pipe *pipe)
 {
 	unsigned int i;
 
@@ -161,57 +213,97 @@ static void vstream_pipe_destroy(struct vstream_pipe *pipe)
 	for (i = 0; i < pipe->readers; i++)
 		vb2_video_unregister_device(&pipe->cap[i].vdev);
 	vstream_pipe_stop_thread(pipe);
-	vstream_node_cleanup(&pipe->out);
-	for (i = 0; i < pipe->readers; i++)
-		vstream_node_cleanup(&pipe->cap[i]);
 	v4l2_device_unregister(&pipe->v4l2_dev);
-	vstream_pipe_forget_last(pipe);
-	vstream_mem_drain(pipe);
-	kfree(pipe);
+	v4l2_device_put(&pipe->v4l2_dev);
 }
 
-static int vstream_pipe_create(struct device *dev, unsigned int id)
+/* A name for a runtime pipe: it becomes part of node and udev names. */
+bool vstream_name_valid(const char *name)
+{
+	size_t len = strlen(name);
+	unsigned int n;
+	const char *p;
+	char c;
+
+	if (!len || len > VSTREAM_NAME_MAX || !isalnum(name[0]))
+		return false;
+	for (p = name; *p; p++)
+		if (!isalnum(*p) && *p != '-' && *p != '_')
+			return false;
+	/* "vstream-N" is module parameter pipe N's */
+	return sscanf(name, "vstream-%u%c", &n, &c) != 1;
+}
+
+int vstream_check_config(const struct vstream_pipe_config *cfg)
+{
+	if (!cfg->readers || cfg->readers > VSTREAM_MAX_READERS ||
+	    cfg->max_width < VSTREAM_MIN_SIZE || cfg->max_width > 16384 ||
+	    cfg->max_height < VSTREAM_MIN_SIZE || cfg->max_height > 16384)
+		return -EINVAL;
+	if (cfg->fixed && (cfg->fixed_width > cfg->max_width ||
+			   cfg->fixed_height > cfg->max_height))
+		return -EINVAL;
+	return 0;
+}
+
+struct vstream_pipe *vstream_pipe_create(const struct vstream_pipe_config *cfg)
 {
 	struct vstream_pipe *pipe;
-	int *nr = &video_nr[id * (1 + readers)];
 	unsigned int i;
-	int ret;
+	int ret, id;
 
+	ret = vstream_check_config(cfg);
+	if (ret)
+		return ERR_PTR(ret);
+	id = ida_alloc_max(&vstream_ids, VSTREAM_MAX_IDS - 1, GFP_KERNEL);
+	if (id < 0)
+		return ERR_PTR(id == -ENOSPC ? -EBUSY : id);
 	pipe = kzalloc(sizeof(*pipe), GFP_KERNEL);
-	if (!pipe)
-		return -ENOMEM;
+	if (!pipe) {
+		ida_free(&vstream_ids, id);
+		return ERR_PTR(-ENOMEM);
+	}
 	pipe->id = id;
-	pipe->readers = readers;
+	strscpy(pipe->name, cfg->name, sizeof(pipe->name));
+	strscpy(pipe->label, cfg->label[0] ? cfg->label : cfg->name, sizeof(pipe->label));
+	pipe->readers = cfg->readers;
+	pipe->max_width = cfg->max_width;
+	pipe->max_height = cfg->max_height;
+	pipe->fixed = cfg->fixed;
+	pipe->fixed_width = cfg->fixed_width;
+	pipe->fixed_height = cfg->fixed_height;
+	pipe->fixed_tpf = cfg->fixed_tpf;
 	mutex_init(&pipe->lock);
 	init_waitqueue_head(&pipe->wait);
 	spin_lock_init(&pipe->spare_lock);
 	INIT_LIST_HEAD(&pipe->spare);
-	snprintf(pipe->v4l2_dev.name, sizeof(pipe->v4l2_dev.name), "vstream-%u", id);
-	ret = v4l2_device_register(dev, &pipe->v4l2_dev);
+	strscpy(pipe->v4l2_dev.name, pipe->name, sizeof(pipe->v4l2_dev.name));
+	ret = v4l2_device_register(&vstream_pdev.dev, &pipe->v4l2_dev);
 	if (ret) {
+		ida_free(&vstream_ids, id);
 		kfree(pipe);
-		return ret;
+		return ERR_PTR(ret);
 	}
-	vstream_pipes[id] = pipe;
+	pipe->v4l2_dev.release = vstream_pipe_release;
 
 	ret = vstream_node_init(pipe, &pipe->out, true, 0);
-	for (i = 0; !ret && i < readers; i++)
+	for (i = 0; !ret && i < pipe->readers; i++)
 		ret = vstream_node_init(pipe, &pipe->cap[i], false, i);
 	if (!ret)
 		ret = vstream_pipe_start_thread(pipe);
 	if (!ret)
-		ret = vstream_node_register(&pipe->out, nr[0]);
-	for (i = 0; !ret && i < readers; i++)
-		ret = vstream_node_register(&pipe->cap[i], nr[1 + i]);
+		ret = vstream_node_register(&pipe->out, cfg->video_nr ? cfg->video_nr[0] : -1);
+	for (i = 0; !ret && i < pipe->readers; i++)
+		ret = vstream_node_register(&pipe->cap[i],
+					    cfg->video_nr ? cfg->video_nr[1 + i] : -1);
 	if (ret) {
-		vstream_pipes[id] = NULL;
 		vstream_pipe_destroy(pipe);
-		return ret;
+		return ERR_PTR(ret);
 	}
 	v4l2_info(&pipe->v4l2_dev, "output %s, %u reader(s) from %s\n",
-		  video_device_node_name(&pipe->out.vdev), readers,
+		  video_device_node_name(&pipe->out.vdev), pipe->readers,
 		  video_device_node_name(&pipe->cap[0].vdev));
-	return 0;
+	return pipe;
 }
 
 static void vstream_remove(struct platform_device *pdev)
@@ -225,6 +317,29 @@ static void vstream_remove(struct platform_device *pdev)
 	}
 }
 
+/* Module parameter pipe @i. */
+static int vstream_param_pipe(unsigned int i)
+{
+	struct vstream_pipe_config cfg = {
+		.readers = readers,
+		.max_width = vstream_max_width,
+		.max_height = vstream_max_height,
+		.video_nr = &video_nr[i * (1 + readers)],
+	};
+	struct vstream_pipe *pipe;
+
+	snprintf(cfg.name, sizeof(cfg.name), "vstream-%u", i);
+	if (card_label[i] && card_label[i][0])
+		strscpy(cfg.label, card_label[i], sizeof(cfg.label));
+	else
+		snprintf(cfg.label, sizeof(cfg.label), "vstream %u", i);
+	pipe = vstream_pipe_create(&cfg);
+	if (IS_ERR(pipe))
+		return PTR_ERR(pipe);
+	vstream_pipes[i] = pipe;
+	return 0;
+}
+
 static int vstream_probe(struct platform_device *pdev)
 {
 	const struct font_desc *font = find_font("VGA8x16");
@@ -234,7 +349,7 @@ static int vstream_probe(struct platform_device *pdev)
 	if (font)
 		tpg_set_font(font->data);
 	for (i = 0; !ret && i < pipes; i++)
-		ret = vstream_pipe_create(&pdev->dev, i);
+		ret = vstream_param_pipe(i);
 	if (ret)
 		vstream_remove(pdev);
 	vstream_probe_err = ret;
@@ -246,16 +361,6 @@ static VSTREAM_REMOVE_RET vstream_platform_remove(struct platform_device *pdev)
 	vstream_remove(pdev);
 	return VSTREAM_REMOVE_OK;
 }
-
-static void vstream_pdev_release(struct device *dev)
-{
-}
-
-static struct platform_device vstream_pdev = {
-	.name		= VSTREAM_NAME,
-	.id		= -1,
-	.dev.release	= vstream_pdev_release,
-};
 
 static struct platform_driver vstream_pdrv = {
 	.probe		= vstream_probe,
@@ -271,7 +376,7 @@ static int __init vstream_init(void)
 {
 	int ret;
 
-	if (!pipes || pipes > VSTREAM_MAX_PIPES || !readers ||
+	if (pipes > VSTREAM_MAX_PIPES || !readers ||
 	    readers > VSTREAM_MAX_READERS || vstream_min_buffers < 2 ||
 	    vstream_min_buffers > VSTREAM_MAX_BUFFERS ||
 	    vstream_max_width < VSTREAM_MIN_SIZE || vstream_max_width > 16384 ||
@@ -287,9 +392,15 @@ static int __init vstream_init(void)
 		goto unregister_device;
 	/* probe ran synchronously: fail the load instead of having no nodes */
 	ret = vstream_probe_err;
+	if (ret) {
+		pr_err("vstream: creating the pipes failed (%d)\n", ret);
+		goto unregister_driver;
+	}
+	ret = vstream_configfs_init();
 	if (!ret)
 		return 0;
-	pr_err("vstream: creating the pipes failed (%d)\n", ret);
+	pr_err("vstream: registering with configfs failed (%d)\n", ret);
+unregister_driver:
 	platform_driver_unregister(&vstream_pdrv);
 unregister_device:
 	platform_device_unregister(&vstream_pdev);
@@ -298,6 +409,7 @@ unregister_device:
 
 static void __exit vstream_exit(void)
 {
+	vstream_configfs_exit();
 	platform_driver_unregister(&vstream_pdrv);
 	platform_device_unregister(&vstream_pdev);
 }

@@ -79,15 +79,15 @@ bool vstream_field_valid(const struct vstream_format *vf, u32 field)
  * disagree.  Capture nodes report colorimetry; output nodes take the
  * producer's when it is valid.
  */
-void vstream_fill_pix(const struct vstream_format *vf, struct v4l2_pix_format *pix,
-		      bool output)
+void vstream_fill_pix(const struct vstream_pipe *pipe, const struct vstream_format *vf,
+		      struct v4l2_pix_format *pix, bool output)
 {
 	u32 min_bpl, max_bpl;
 	bool rgb = !vf->yuv;
 
 	pix->pixelformat = vf->fourcc;
-	pix->width = clamp(pix->width, (u32)VSTREAM_MIN_SIZE, vstream_max_width);
-	pix->height = clamp(pix->height, (u32)VSTREAM_MIN_SIZE, vstream_max_height);
+	pix->width = clamp(pix->width, (u32)VSTREAM_MIN_SIZE, pipe->max_width);
+	pix->height = clamp(pix->height, (u32)VSTREAM_MIN_SIZE, pipe->max_height);
 	pix->width = round_down(pix->width, vf->walign);
 	pix->height = round_down(pix->height, vf->halign);
 
@@ -99,7 +99,7 @@ void vstream_fill_pix(const struct vstream_format *vf, struct v4l2_pix_format *p
 		pix->sizeimage = pix->width * pix->height * 2 + 4096;
 	} else {
 		min_bpl = pix->width * vf->depth / 8;
-		max_bpl = max(min_bpl, vstream_max_width * vf->depth / 8);
+		max_bpl = max(min_bpl, pipe->max_width * vf->depth / 8);
 		/* Honour a padded stride: it lets imported buffers fit. */
 		pix->bytesperline = clamp(pix->bytesperline, min_bpl, max_bpl);
 		pix->bytesperline = ALIGN(pix->bytesperline, vf->walign);
@@ -191,4 +191,43 @@ int vstream_gen_jpeg(u8 *dst, size_t size, unsigned int width, unsigned int heig
 	p += data;
 	*p++ = 0xff; *p++ = 0xd9;				/* EOI */
 	return p - dst;
+}
+
+/*
+ * Parse "FOURCC:WxH@FPS" (FPS optional, default 30) into @cfg's fixed
+ * format; the empty string clears it.  The size must be one the format
+ * allows within @cfg's limits.
+ */
+int vstream_parse_format(const char *s, struct vstream_pipe_config *cfg)
+{
+	const struct vstream_format *vf;
+	unsigned int w, h, fps = VSTREAM_FPS_DEFAULT;
+	char fourcc[4];
+	int len = 0;
+
+	if (!*s) {
+		cfg->fixed = NULL;
+		return 0;
+	}
+	if (sscanf(s, "%4c:%ux%u%n", fourcc, &w, &h, &len) != 3)
+		return -EINVAL;
+	s += len;
+	if (*s == '@') {
+		if (sscanf(s, "@%u%n", &fps, &len) != 1)
+			return -EINVAL;
+		s += len;
+	}
+	if (*s)
+		return -EINVAL;
+	vf = vstream_find_format(v4l2_fourcc(fourcc[0], fourcc[1], fourcc[2], fourcc[3]));
+	if (!vf || fps < VSTREAM_FPS_MIN || fps > VSTREAM_FPS_MAX ||
+	    w < VSTREAM_MIN_SIZE || w > cfg->max_width || w % vf->walign ||
+	    h < VSTREAM_MIN_SIZE || h > cfg->max_height || h % vf->halign)
+		return -EINVAL;
+	cfg->fixed = vf;
+	cfg->fixed_width = w;
+	cfg->fixed_height = h;
+	cfg->fixed_tpf.numerator = 1;
+	cfg->fixed_tpf.denominator = fps;
+	return 0;
 }

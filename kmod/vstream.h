@@ -25,7 +25,9 @@
 #include <media/videobuf2-v4l2.h>
 
 #define VSTREAM_NAME		"vstream"
-#define VSTREAM_MAX_PIPES	16
+#define VSTREAM_MAX_PIPES	16	/* made by module parameters */
+#define VSTREAM_MAX_IDS		64	/* in all, with runtime pipes */
+#define VSTREAM_NAME_MAX	20	/* a pipe's name: node names add "-capture-N" */
 #define VSTREAM_MAX_READERS	4
 #define VSTREAM_MIN_SIZE	16
 #define VSTREAM_MAX_BUFFERS	32
@@ -124,7 +126,16 @@ struct vstream_node {
  * (vstream-mem.c), taken inside @lock and inside page faults.
  */
 struct vstream_pipe {
-	unsigned int id;
+	unsigned int id;		/* bus_info and thread name */
+	char name[VSTREAM_NAME_MAX + 1];	/* prefix of the node names */
+	char label[32];			/* card name */
+	unsigned int max_width;
+	unsigned int max_height;
+	/* set: the only format, size and interval the nodes offer */
+	const struct vstream_format *fixed;
+	u32 fixed_width;
+	u32 fixed_height;
+	struct v4l2_fract fixed_tpf;
 	struct v4l2_device v4l2_dev;
 	struct mutex lock;		/* see above */
 	struct vstream_node out;
@@ -148,12 +159,41 @@ struct vstream_pipe {
 	bool keep_last;			/* some reader wants VSTREAM_IDLE_LAST */
 };
 
+/*
+ * What a pipe is made of, from module parameters or from configfs
+ * (vstream-configfs.c).  The pipe copies it: it does not change once the
+ * nodes exist.
+ */
+struct vstream_pipe_config {
+	char name[VSTREAM_NAME_MAX + 1];
+	char label[32];
+	unsigned int readers;
+	unsigned int max_width;
+	unsigned int max_height;
+	const struct vstream_format *fixed;
+	u32 fixed_width;
+	u32 fixed_height;
+	struct v4l2_fract fixed_tpf;
+	const int *video_nr;		/* output, then readers; NULL: any */
+};
+
+/* vstream-core.c */
+struct vstream_pipe *vstream_pipe_create(const struct vstream_pipe_config *cfg);
+void vstream_pipe_destroy(struct vstream_pipe *pipe);
+int vstream_check_config(const struct vstream_pipe_config *cfg);
+bool vstream_name_valid(const char *name);
+
+/* vstream-configfs.c */
+int vstream_configfs_init(void);
+void vstream_configfs_exit(void);
+
 /* vstream-formats.c */
 const struct vstream_format *vstream_find_format(u32 fourcc);
 const struct vstream_format *vstream_format_by_index(unsigned int index);
 unsigned int vstream_num_formats(void);
-void vstream_fill_pix(const struct vstream_format *vf, struct v4l2_pix_format *pix,
-		      bool output);
+void vstream_fill_pix(const struct vstream_pipe *pipe, const struct vstream_format *vf,
+		      struct v4l2_pix_format *pix, bool output);
+int vstream_parse_format(const char *s, struct vstream_pipe_config *cfg);
 bool vstream_field_valid(const struct vstream_format *vf, u32 field);
 void vstream_clamp_tpf(struct v4l2_fract *tpf);
 int vstream_gen_jpeg(u8 *dst, size_t size, unsigned int width, unsigned int height);
