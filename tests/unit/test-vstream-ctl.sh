@@ -1,0 +1,101 @@
+#!/bin/sh
+# vstream-ctl's argument handling and its use of configfs and sysfs,
+# against a fake sysfs tree (VSTREAM_SYSFS): usage errors exit 2 with a
+# message naming the problem and touch nothing; add writes the
+# attributes in the order the kernel needs; list reads nodes and stats.
+# The real operations are tested in the guest (tests/vm/runtime.sh).
+# Usage: test-vstream-ctl.sh VSTREAM-CTL
+set -u
+ctl=$1
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+export VSTREAM_SYSFS=$T/sys
+fails=0
+
+# expect STATUS PATTERN CMD...: exit status and a line of output matching
+# PATTERN (an empty PATTERN checks the status only)
+expect() {
+	want=$1 pat=$2
+	shift 2
+	"$ctl" "$@" >"$T/out" 2>&1
+	got=$?
+	if [ $got -ne "$want" ] || { [ -n "$pat" ] && ! grep -q -e "$pat" "$T/out"; }; then
+		echo "FAIL: vstream-ctl $*: exit $got (want $want), output:"
+		sed 's/^/    /' "$T/out"
+		echo "    (wanted a line matching: $pat)"
+		fails=$((fails + 1))
+	else
+		echo "ok: vstream-ctl $* -> $got"
+	fi
+}
+
+mkdir -p "$T/sys"
+expect 2 usage
+expect 2 "unknown command" frobnicate
+expect 0 "vstream-ctl add NAME" --help
+expect 2 usage add
+expect 2 usage add a b
+expect 2 "a pipe name is" add "a/b"
+expect 2 "a pipe name is" add -- "-cam"
+expect 2 "a pipe name is" add "_cam"
+expect 2 "a pipe name is" add "cam.1"
+expect 2 "a pipe name is" add "abcdefghijklmnopqrstu"
+expect 2 "belong to the module" add vstream-3
+expect 2 "readers: a number from 1 to 4" add cam --readers 0
+expect 2 "readers: a number from 1 to 4" add cam --readers 5
+expect 2 "readers: a number from 1 to 4" add cam --readers 2x
+expect 2 "max: WIDTHxHEIGHT" add cam --max 640
+expect 2 "max: WIDTHxHEIGHT" add cam --max 8x8
+expect 2 "max: WIDTHxHEIGHT" add cam --max 640x-480
+expect 2 "at most 31" add cam --label "0123456789012345678901234567890123"
+expect 2 usage add cam --bogus
+# nothing was made by any of these
+[ -z "$(ls -A "$T/sys")" ] || { echo "FAIL: a usage error touched sysfs"; fails=$((fails + 1)); }
+
+expect 1 "module is not loaded" add cam
+expect 1 "module is not loaded" list
+mkdir -p "$T/sys/module/vstream"
+expect 1 "is configfs mounted" add cam
+
+cfg=$T/sys/kernel/config/vstream
+mkdir -p "$cfg"
+expect 0 "" add cam --readers 2 --max 1280x720 --format YUYV:640x480@25 --label "Meeting cam"
+for kv in readers=2 max_width=1280 max_height=720 format=YUYV:640x480@25 \
+	"label=Meeting cam" enabled=1; do
+	k=${kv%%=*} v=${kv#*=}
+	[ "$(cat "$cfg/cam/$k" 2>/dev/null)" = "$v" ] ||
+		{ echo "FAIL: $k is '$(cat "$cfg/cam/$k" 2>/dev/null)', want '$v'"; fails=$((fails + 1)); }
+done
+expect 1 "pipe \"cam\" exists" add cam
+expect 1 "no pipe \"nope\"" del nope
+expect 1 "goes with the module" del vstream-0
+
+# list: a module pipe and the runtime one, as sysfs shows them
+drv=$T/sys/bus/platform/drivers/vstream
+mkdir -p "$drv" "$T/sys/devices/platform/vstream"
+ln -s "$drv" "$T/sys/devices/platform/vstream/driver"
+n=0
+for name in vstream-0-output vstream-0-capture cam-output cam-capture-0 cam-capture-1; do
+	d=$T/sys/class/video4linux/video$n
+	mkdir -p "$d"
+	ln -s "$T/sys/devices/platform/vstream" "$d/device"
+	echo "$name" >"$d/name"
+	s=0
+	case $name in cam-output|cam-capture-1) s=1 ;; esac
+	printf 'frames %d\ndrops 1\nzerocopy 2\ncopies 3\ncow 0\nstreaming %d\ninterval 1/25\n' \
+		$((n * 10)) $s >"$d/stats"
+	n=$((n + 1))
+done
+# a node of another driver is not listed
+mkdir -p "$T/sys/class/video4linux/video9" "$T/sys/devices/other/driver"
+echo "vstream-9-output" >"$T/sys/class/video4linux/video9/name"
+expect 0 "^cam (runtime, label \"Meeting cam\"): producer streaming at 25.00 fps" list
+expect 0 "^vstream-0 (module parameters): no producer" list
+expect 0 "cam-capture-1 *\/dev\/video4 *streaming frames 40 drops 1 zerocopy 2 copies 3" list
+if grep -q video9 "$T/out"; then echo "FAIL: listed another driver's node"; fails=$((fails + 1)); fi
+echo 0 >"$cfg/cam/enabled"
+mkdir "$cfg/spare" && echo 0 >"$cfg/spare/enabled"
+expect 0 "^spare (runtime): disabled" list
+
+[ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "vstream-ctl: all argument and sysfs checks passed"
