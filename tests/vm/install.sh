@@ -49,7 +49,7 @@ export SYSTEMD_IGNORE_CHROOT=1	# the guest runs chrooted
 trap 'udevadm control --exit' EXIT
 modprobe -d $M vstream pipes=1 readers=1
 udevadm settle -t 60
-for m in videobuf2_v4l2 videobuf2_vmalloc v4l2_tpg vstream; do
+for m in videobuf2_v4l2 videobuf2_vmalloc v4l2_tpg configfs vstream; do
 	grep -q "^$m " /proc/modules || { say "modprobe did not load $m"; exit 1; }
 done
 out=/dev/v4l/by-vstream/vstream-0-output cap=/dev/v4l/by-vstream/vstream-0-capture
@@ -58,9 +58,19 @@ ls -l /dev/v4l/by-vstream/
 [ "$(cat /sys/class/video4linux/$(basename $(readlink -f $cap))/name)" = vstream-0-capture ]
 "$B/tests/vm/vs-loopback" -o $(readlink -f $out) -c $(readlink -f $cap) \
 	-f YUYV -s 320x240 -n 10 -Z zero
+# a pipe added at runtime is named by the same rule, and unnamed on del
+grep -q ' /sys/kernel/config ' /proc/mounts || mount -t configfs configfs /sys/kernel/config
+"$B/tools/vstream-ctl" add cam
+udevadm settle -t 60
+"$B/tests/vm/vs-loopback" -o $(readlink -f /dev/v4l/by-vstream/cam-output) \
+	-c $(readlink -f /dev/v4l/by-vstream/cam-capture) -f YUYV -s 320x240 -n 10 -Z zero
+"$B/tools/vstream-ctl" list
+"$B/tools/vstream-ctl" del cam
+udevadm settle -t 60
+[ ! -e /dev/v4l/by-vstream/cam-output ]
 modprobe -d $M -r vstream
 if grep -q '^vstream ' /proc/modules; then
 	say "modprobe -r left vstream loaded"
 	exit 1
 fi
-say "modprobe vstream from $where: deps loaded, named nodes, frames bit-exact"
+say "modprobe vstream from $where: deps loaded, named nodes (also a runtime pipe), frames bit-exact"

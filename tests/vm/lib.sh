@@ -29,7 +29,7 @@ node() {
 }
 
 load_deps() {
-	for m in videodev videobuf2-common videobuf2-v4l2 videobuf2-vmalloc \
+	for m in configfs videodev videobuf2-common videobuf2-v4l2 videobuf2-vmalloc \
 		v4l2-tpg; do
 		modprobe -d "$K" $m || return 1
 	done

@@ -45,6 +45,26 @@ compliance_f() {
 	run "v4l2-compliance -s5 -f vstream-1-capture" sh -c "cat $LOG/f1.log; exit $r1"
 }
 
+rt() { run "runtime: $1" sh $S/tests/vm/runtime.sh $B $S $2; }
+# runtime_pipes: pipes made, streamed and removed through configfs and
+# vstream-ctl (tests/vm/runtime.sh); vstream must be unloaded before
+runtime_pipes() {
+	rt "insmod vstream.ko pipes=0, configfs empty" load
+	rt "vstream-ctl add: 3 pipes, own readers, limit, label, fixed format" add3
+	rt "stream through each, bit-exact, 0 copies" stream3
+	rt "delete one while another streams: it goes on" del-other
+	rt "delete an open, streaming pipe: ENODEV, clients end" del-open
+	rt "re-add with the same names, stream" readd
+	rt "200 enable/disable cycles, 20 rmdir while enabled" cycles
+	rt "4 processes add and delete at once; one wins a shared name" concurrent
+	rt "hostile attributes and names: EINVAL/EBUSY, nothing made" hostile
+	run "v4l2-compliance -s5 runtime meet-output" compliance $(node meet-output) -s5
+	run "v4l2-compliance -s5 runtime meet-capture-1" compliance $(node meet-capture-1) -s5
+	run "v4l2-compliance -s5 -f runtime fixed-format fix-capture" compliance $(node fix-capture) -s5 -f
+	run "v4l2-compliance -s5 -f runtime fixed-format fix-output" compliance $(node fix-output) -s5 -f
+	rt "rmmod refused while pipes are configured; goes after del" rmmod
+}
+
 finish() {
 	run "dmesg has no WARNING/BUG/Oops" sh -c '! dmesg | grep -E "WARNING:|BUG:|Oops|Call Trace"'
 	echo "1..$n"
@@ -82,6 +102,7 @@ kill $PROD; wait $PROD 2>/dev/null
 if [ "$MODE" = compliance ]; then
 	compliance_f
 	run "rmmod vstream" rmmod vstream
+	runtime_pipes
 	finish
 fi
 
@@ -283,6 +304,7 @@ exec 3<>$(node vstream-0-output)
 run "rmmod refused while a node is open" sh -c '! rmmod vstream'
 exec 3>&-
 run "rmmod vstream after all closed" rmmod vstream
+runtime_pipes
 # Installed like a driver: modprobe from nothing loaded, named by udev.
 run "install: modprobe vstream loads its deps, udev names its nodes" \
 	sh $S/tests/vm/install.sh $B $S $K
