@@ -944,31 +944,7 @@ free_index (GstVstreamBufferPool * pool)
 static gboolean
 layout_fits (GstVstreamBufferPool * pool, GstBuffer * buf)
 {
-  GstVstreamObject *obj = pool->obj;
-  GstVideoMeta *meta = gst_buffer_get_video_meta (buf);
-  guint p;
-
-  if (gst_buffer_n_memory (buf) != 1 ||
-      gst_buffer_get_size (buf) < obj->format.fmt.pix.sizeimage)
-    return FALSE;
-  if (GST_VIDEO_INFO_FORMAT (&obj->info) == GST_VIDEO_FORMAT_ENCODED)
-    return TRUE;
-  for (p = 0; p < GST_VIDEO_INFO_N_PLANES (&obj->info); p++) {
-    gint stride = meta ? meta->stride[p] : 0;
-    gsize offset = meta ? meta->offset[p] : 0;
-
-    if (!meta) {
-      GstVideoInfo def;
-
-      if (!gst_video_info_from_caps (&def, pool->caps))
-        return FALSE;
-      stride = def.stride[p];
-      offset = def.offset[p];
-    }
-    if (stride != obj->info.stride[p] || offset != obj->info.offset[p])
-      return FALSE;
-  }
-  return TRUE;
+  return gst_vstream_object_layout_fits (pool->obj, pool->caps, buf);
 }
 
 static GstFlowReturn
@@ -990,24 +966,8 @@ render_copy (GstVstreamBufferPool * pool, GstBuffer * buf)
     gst_buffer_fill (dst, 0, map.data, n);
     gst_buffer_set_size (dst, n);
     gst_buffer_unmap (buf, &map);
-  } else {
-    GstVideoInfo src_info;
-    GstVideoFrame sf, df;
-    gboolean ok;
-
-    if (!gst_video_info_from_caps (&src_info, pool->caps))
-      goto fail;
-    if (!gst_video_frame_map (&sf, &src_info, buf, GST_MAP_READ))
-      goto fail;
-    if (!gst_video_frame_map (&df, &obj->info, dst, GST_MAP_WRITE)) {
-      gst_video_frame_unmap (&sf);
-      goto fail;
-    }
-    ok = gst_video_frame_copy (&df, &sf);
-    gst_video_frame_unmap (&df);
-    gst_video_frame_unmap (&sf);
-    if (!ok)
-      goto fail;
+  } else if (!gst_vstream_object_copy_frame (obj, pool->caps, buf, dst)) {
+    goto fail;
   }
   gst_buffer_copy_into (dst, buf, GST_BUFFER_COPY_FLAGS |
       GST_BUFFER_COPY_TIMESTAMPS, 0, -1);

@@ -791,3 +791,54 @@ gst_vstream_object_count (GstVstreamObject * obj, guint frames, guint drops,
   obj->zero_copy += zero_copy;
   g_mutex_unlock (&obj->stats_lock);
 }
+
+/* Does @buf (of @caps) have exactly the driver's layout, so that its
+ * bytes can go to the device as they are? */
+gboolean
+gst_vstream_object_layout_fits (GstVstreamObject * obj, GstCaps * caps,
+    GstBuffer * buf)
+{
+  GstVideoMeta *meta = gst_buffer_get_video_meta (buf);
+  GstVideoInfo def;
+  guint p;
+
+  if (gst_buffer_n_memory (buf) != 1 ||
+      gst_buffer_get_size (buf) < obj->format.fmt.pix.sizeimage)
+    return FALSE;
+  if (GST_VIDEO_INFO_FORMAT (&obj->info) == GST_VIDEO_FORMAT_ENCODED)
+    return TRUE;
+  if (!meta && !gst_video_info_from_caps (&def, caps))
+    return FALSE;
+  for (p = 0; p < GST_VIDEO_INFO_N_PLANES (&obj->info); p++) {
+    gint stride = meta ? meta->stride[p] : def.stride[p];
+    gsize offset = meta ? meta->offset[p] : def.offset[p];
+
+    if (stride != obj->info.stride[p] || offset != obj->info.offset[p])
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* Copy raw frame @src (of @caps, any strides) into @dst in the driver's
+ * layout (obj->info: its bytesperline and plane offsets). */
+gboolean
+gst_vstream_object_copy_frame (GstVstreamObject * obj, GstCaps * caps,
+    GstBuffer * src, GstBuffer * dst)
+{
+  GstVideoInfo src_info;
+  GstVideoFrame sf, df;
+  gboolean ok;
+
+  if (!gst_video_info_from_caps (&src_info, caps))
+    return FALSE;
+  if (!gst_video_frame_map (&sf, &src_info, src, GST_MAP_READ))
+    return FALSE;
+  if (!gst_video_frame_map (&df, &obj->info, dst, GST_MAP_WRITE)) {
+    gst_video_frame_unmap (&sf);
+    return FALSE;
+  }
+  ok = gst_video_frame_copy (&df, &sf);
+  gst_video_frame_unmap (&df);
+  gst_video_frame_unmap (&sf);
+  return ok;
+}

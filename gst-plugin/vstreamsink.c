@@ -29,6 +29,9 @@ struct _GstVstreamSink
   GstVideoSink parent;
   GstVstreamObject *obj;
   GstBufferPool *pool;
+  GstPoll *poll;                /* write() mode: wait for room, flushable */
+  GstPollFD pollfd;
+  GstBuffer *scratch;           /* write() mode: a frame in the driver's layout */
 };
 
 #define gst_vstream_sink_parent_class parent_class
@@ -67,10 +70,16 @@ gst_vstream_sink_change_state (GstElement * element,
     if (!gst_vstream_object_open (sink->obj))
       return GST_STATE_CHANGE_FAILURE;
     gst_vstream_object_reset_stats (sink->obj);
+    gst_poll_fd_init (&sink->pollfd);
+    sink->pollfd.fd = sink->obj->fd;
+    gst_poll_add_fd (sink->poll, &sink->pollfd);
+    gst_poll_fd_ctl_write (sink->poll, &sink->pollfd, TRUE);
   }
   ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
-  if (transition == GST_STATE_CHANGE_READY_TO_NULL)
+  if (transition == GST_STATE_CHANGE_READY_TO_NULL) {
+    gst_poll_remove_fd (sink->poll, &sink->pollfd);
     gst_vstream_object_close (sink->obj);
+  }
   return ret;
 }
 
@@ -134,6 +143,7 @@ gst_vstream_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
   if (sink->pool)
     gst_vstream_buffer_pool_drain (GST_VSTREAM_BUFFER_POOL (sink->pool));
   gst_vstream_sink_release_pool (sink);
+  gst_clear_buffer (&sink->scratch);
   if (!gst_vstream_object_set_format (obj, caps))
     return FALSE;
   if (obj->mode == GST_VSTREAM_IO_RW)
@@ -188,28 +198,79 @@ gst_vstream_sink_propose_allocation (GstBaseSink * bsink, GstQuery * query)
   return TRUE;
 }
 
+/*
+ * write() all of @len bytes, waiting in poll() while the device has no
+ * room (the fd is non-blocking), so a waiting sink costs no CPU and
+ * unlock() wakes it at once.
+ */
+static GstFlowReturn
+write_all (GstVstreamSink * sink, const guint8 * data, gsize len)
+{
+  GstVstreamObject *obj = sink->obj;
+  gsize done = 0;
+  gssize n;
+
+  while (done < len) {
+    n = write (obj->fd, data + done, len - done);
+    if (n >= 0) {
+      done += n;
+      continue;
+    }
+    if (errno == EINTR)
+      continue;
+    if (errno != EAGAIN)
+      goto error;
+    if (gst_poll_wait (sink->poll, GST_CLOCK_TIME_NONE) < 0) {
+      if (errno == EBUSY)
+        return GST_FLOW_FLUSHING;
+      if (errno != EINTR && errno != EAGAIN)
+        goto error;
+    }
+  }
+  return GST_FLOW_OK;
+
+error:
+  GST_ELEMENT_ERROR (sink, RESOURCE, WRITE,
+      ("Could not write to device '%s'.", obj->device),
+      ("write: %s", g_strerror (errno)));
+  return GST_FLOW_ERROR;
+}
+
+/*
+ * io-mode=rw: one write() a frame, in the driver's layout: its
+ * bytesperline can differ from GStreamer's stride (RGB at odd widths), so
+ * such frames are first copied line by line.  A compressed frame is
+ * written at its own length: vstream (and vb2's write_immediately) make
+ * each write() of a compressed format one frame.
+ */
 static GstFlowReturn
 write_frame (GstVstreamSink * sink, GstBuffer * buf)
 {
   GstVstreamObject *obj = sink->obj;
+  gsize size = obj->format.fmt.pix.sizeimage;
+  gboolean encoded =
+      GST_VIDEO_INFO_FORMAT (&obj->info) == GST_VIDEO_FORMAT_ENCODED;
+  GstBuffer *frame = buf;
+  GstFlowReturn ret;
   GstMapInfo map;
-  gssize n;
 
-  if (!gst_buffer_map (buf, &map, GST_MAP_READ))
-    return GST_FLOW_ERROR;
-  do
-    n = write (obj->fd, map.data, MIN (map.size,
-            obj->format.fmt.pix.sizeimage));
-  while (n < 0 && (errno == EINTR || errno == EAGAIN));
-  gst_buffer_unmap (buf, &map);
-  if (n < 0) {
-    GST_ELEMENT_ERROR (sink, RESOURCE, WRITE,
-        ("Could not write to device '%s'.", obj->device),
-        ("write: %s", g_strerror (errno)));
-    return GST_FLOW_ERROR;
+  if (!encoded && !gst_vstream_object_layout_fits (obj, obj->caps, buf)) {
+    if (!sink->scratch)
+      sink->scratch = gst_buffer_new_allocate (NULL, size, NULL);
+    if (!gst_vstream_object_copy_frame (obj, obj->caps, buf, sink->scratch)) {
+      GST_ELEMENT_ERROR (sink, STREAM, FORMAT,
+          ("Could not copy a frame for device '%s'.", obj->device), (NULL));
+      return GST_FLOW_ERROR;
+    }
+    frame = sink->scratch;
   }
-  gst_vstream_object_count (obj, 1, 0, 1, 0);
-  return GST_FLOW_OK;
+  if (!gst_buffer_map (frame, &map, GST_MAP_READ))
+    return GST_FLOW_ERROR;
+  ret = write_all (sink, map.data, encoded ? MIN (map.size, size) : size);
+  gst_buffer_unmap (frame, &map);
+  if (ret == GST_FLOW_OK)
+    gst_vstream_object_count (obj, 1, 0, 1, 0);
+  return ret;
 }
 
 /* dmabuf-import can queue only dma-bufs of the driver's layout: for
@@ -269,6 +330,7 @@ gst_vstream_sink_stop (GstBaseSink * bsink)
   GstVstreamSink *sink = GST_VSTREAM_SINK (bsink);
 
   gst_vstream_sink_release_pool (sink);
+  gst_clear_buffer (&sink->scratch);
   gst_caps_replace (&sink->obj->caps, NULL);
   return TRUE;
 }
@@ -277,6 +339,7 @@ gst_vstream_sink_stop (GstBaseSink * bsink)
 static void
 gst_vstream_sink_set_flushing (GstVstreamSink * sink, gboolean flushing)
 {
+  gst_poll_set_flushing (sink->poll, flushing);
   if (sink->pool)
     gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL
         (sink->pool), flushing);
@@ -296,12 +359,26 @@ gst_vstream_sink_unlock_stop (GstBaseSink * bsink)
   return TRUE;
 }
 
+/*
+ * A frame goes to the device once: showing the preroll buffer and then
+ * rendering it would send the first frame twice.  Set here, not in init:
+ * show-preroll-frame is a construct property, so g_object_new() sets its
+ * default after init.
+ */
+static void
+gst_vstream_sink_constructed (GObject * object)
+{
+  G_OBJECT_CLASS (parent_class)->constructed (object);
+  g_object_set (object, "show-preroll-frame", FALSE, NULL);
+}
+
 static void
 gst_vstream_sink_finalize (GObject * object)
 {
   GstVstreamSink *sink = GST_VSTREAM_SINK (object);
 
   gst_vstream_object_disown (sink->obj);
+  gst_poll_free (sink->poll);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -317,6 +394,7 @@ gst_vstream_sink_class_init (GstVstreamSinkClass * klass)
   gobject_class->set_property = gst_vstream_sink_set_property;
   gobject_class->get_property = gst_vstream_sink_get_property;
   gobject_class->finalize = gst_vstream_sink_finalize;
+  gobject_class->constructed = gst_vstream_sink_constructed;
 
   gst_vstream_object_install_properties (gobject_class, DEFAULT_DEVICE,
       "V4L2 output node to feed",
@@ -347,7 +425,6 @@ gst_vstream_sink_init (GstVstreamSink * sink)
 {
   sink->obj = gst_vstream_object_new (GST_ELEMENT (sink),
       V4L2_BUF_TYPE_VIDEO_OUTPUT, DEFAULT_DEVICE);
-  /* A frame goes to the device once: showing the preroll buffer and then
-   * rendering it would queue one V4L2 buffer twice. */
-  g_object_set (sink, "show-preroll-frame", FALSE, NULL);
+  sink->poll = gst_poll_new (TRUE);
 }
+
