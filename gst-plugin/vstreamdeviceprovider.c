@@ -1,12 +1,16 @@
-/* vstream GStreamer plugin: lists V4L2 video nodes as GstDevices.
+/* vstream GStreamer plugin: lists vstream's video nodes as GstDevices.
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * A static probe of /dev/video*: each capture node becomes a Video/Source
- * that makes a vstreamsrc, each output node a Video/Sink that makes a
- * vstreamsink.  A vstream node is named by its card, which names the pipe
- * and the reader ("vstream 0 (reader 1)", as browsers list it; outputs
- * get " (output)"), any other by "<card> (<node name>)".  Nodes with both
- * directions (mem2mem) are skipped.
+ * A static probe of the nodes the vstream driver made (found through
+ * sysfs, without opening any other driver's node: opening a camera can
+ * light its LED or take it from another application, and
+ * v4l2deviceprovider lists those already).  Each capture node becomes a
+ * Video/Source that makes a vstreamsrc, each output node a Video/Sink
+ * that makes a vstreamsink, named by its card, which names the pipe and
+ * the reader ("Meeting cam (reader 1)", as browsers list it; outputs get
+ * " (output)").  Properties let an application pick one without parsing
+ * names: vstream.pipe, vstream.direction ("output" or "capture"),
+ * vstream.reader (capture nodes).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -82,6 +86,49 @@ gst_vstream_device_init (GstVstreamDevice * dev)
 {
 }
 
+/* Is /dev/@entry a node of the vstream driver?  Asks sysfs only. */
+static gboolean
+is_vstream_node (const gchar * entry)
+{
+  gchar *link = g_strdup_printf ("/sys/class/video4linux/%s/device/driver",
+      entry);
+  gchar *target = g_file_read_link (link, NULL);
+  gboolean yes = target && g_str_equal (strrchr (target, '/') ?
+      strrchr (target, '/') + 1 : target, "vstream");
+
+  g_free (target);
+  g_free (link);
+  return yes;
+}
+
+/* "<pipe>-output", "<pipe>-capture" or "<pipe>-capture-<reader>": the
+ * pipe's name and the reader's index; FALSE for other names. */
+static gboolean
+parse_node_name (const gchar * node_name, gchar ** pipe, gint * reader)
+{
+  const gchar *cap = g_strrstr (node_name, "-capture");
+  gchar *end;
+
+  *reader = -1;
+  if (g_str_has_suffix (node_name, "-output")) {
+    *pipe = g_strndup (node_name, strlen (node_name) - strlen ("-output"));
+    return TRUE;
+  }
+  if (!cap)
+    return FALSE;
+  if (!cap[8]) {
+    *reader = 0;
+  } else if (cap[8] == '-' && g_ascii_isdigit (cap[9])) {
+    *reader = (gint) g_ascii_strtoll (cap + 9, &end, 10);
+    if (*end)
+      return FALSE;
+  } else {
+    return FALSE;
+  }
+  *pipe = g_strndup (node_name, cap - node_name);
+  return TRUE;
+}
+
 static GstDevice *
 probe_node (const gchar * path)
 {
@@ -89,7 +136,8 @@ probe_node (const gchar * path)
   GstVstreamDevice *dev;
   GstStructure *props;
   GstCaps *caps;
-  gchar *name, *node_name = NULL, *sys;
+  gchar *name, *node_name = NULL, *sys, *pipe = NULL;
+  gint reader = -1;
   guint32 dcaps;
   gboolean output;
   gint fd;
@@ -123,19 +171,22 @@ probe_node (const gchar * path)
     g_strstrip (node_name);
   g_free (sys);
   /* vstream cards already name the reader, as browsers list them */
-  if (g_str_equal ((const gchar *) cap.driver, "vstream"))
-    name = g_strdup_printf (output ? "%s (output)" : "%s",
-        (const gchar *) cap.card);
-  else
-    name = g_strdup_printf ("%s (%s)", (const gchar *) cap.card,
-        node_name ? node_name : path);
+  name = g_strdup_printf (output ? "%s (output)" : "%s",
+      (const gchar *) cap.card);
   props = gst_structure_new ("vstream-proplist",
       "device.path", G_TYPE_STRING, path,
       "device.api", G_TYPE_STRING, "v4l2",
       "v4l2.device.driver", G_TYPE_STRING, (const gchar *) cap.driver,
       "v4l2.device.card", G_TYPE_STRING, (const gchar *) cap.card,
       "v4l2.device.bus_info", G_TYPE_STRING, (const gchar *) cap.bus_info,
+      "vstream.direction", G_TYPE_STRING, output ? "output" : "capture",
       NULL);
+  if (node_name && parse_node_name (node_name, &pipe, &reader)) {
+    gst_structure_set (props, "vstream.pipe", G_TYPE_STRING, pipe, NULL);
+    if (!output)
+      gst_structure_set (props, "vstream.reader", G_TYPE_INT, reader, NULL);
+  }
+  g_free (pipe);
   dev = g_object_new (GST_TYPE_VSTREAM_DEVICE, "display-name", name,
       "device-class", output ? "Video/Sink" : "Video/Source",
       "caps", caps, "properties", props, NULL);
@@ -160,7 +211,7 @@ gst_vstream_device_provider_probe (GstDeviceProvider * provider)
   if (!dir)
     return NULL;
   while ((entry = g_dir_read_name (dir)))
-    if (g_str_has_prefix (entry, "video"))
+    if (g_str_has_prefix (entry, "video") && is_vstream_node (entry))
       g_ptr_array_add (paths, g_strconcat ("/dev/", entry, NULL));
   g_dir_close (dir);
   for (i = 0; i < paths->len; i++) {
@@ -181,7 +232,7 @@ gst_vstream_device_provider_class_init (GstVstreamDeviceProviderClass * klass)
   dclass->probe = gst_vstream_device_provider_probe;
   gst_device_provider_class_set_static_metadata (dclass,
       "vstream device provider", "Source/Sink/Video",
-      "Lists V4L2 capture and output nodes for vstreamsrc and vstreamsink",
+      "Lists vstream's capture and output nodes for vstreamsrc and vstreamsink",
       "The vstream developers");
 }
 

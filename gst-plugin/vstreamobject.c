@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <gst/base/gstbasesink.h>
 
 #include "vstreamobject.h"
 #include "vstreamformats.h"
@@ -841,4 +842,146 @@ gst_vstream_object_copy_frame (GstVstreamObject * obj, GstCaps * caps,
   gst_video_frame_unmap (&df);
   gst_video_frame_unmap (&sf);
   return ok;
+}
+
+/*
+ * URIs: vstream:///dev/videoN names a node; vstream://PIPE the output
+ * node of pipe PIPE for a sink, its (first) capture node for a source,
+ * and vstream://PIPE/N a source's reader N.  Pipes are found by their
+ * nodes' sysfs names (PIPE-output, PIPE-capture[-N]) under
+ * $VSTREAM_SYSFS or /sys, so a name works whatever /dev/videoN it got.
+ */
+static gchar *
+find_node_by_name (const gchar * want)
+{
+  const gchar *root = g_getenv ("VSTREAM_SYSFS");
+  gchar *dirname = g_build_filename (root && *root ? root : "/sys",
+      "class", "video4linux", NULL);
+  GDir *dir = g_dir_open (dirname, 0, NULL);
+  const gchar *entry;
+  gchar *found = NULL;
+
+  while (dir && !found && (entry = g_dir_read_name (dir))) {
+    gchar *file = g_build_filename (dirname, entry, "name", NULL);
+    gchar *name = NULL;
+
+    if (g_file_get_contents (file, &name, NULL, NULL) &&
+        g_str_equal (g_strstrip (name), want))
+      found = g_strconcat ("/dev/", entry, NULL);
+    g_free (name);
+    g_free (file);
+  }
+  if (dir)
+    g_dir_close (dir);
+  g_free (dirname);
+  return found;
+}
+
+/* The device node @uri names, for a sink (@output) or a source. */
+static gchar *
+uri_to_device (const gchar * uri, gboolean output, GError ** error)
+{
+  gchar *loc = NULL, *slash, *path = NULL, *want;
+  guint64 reader = 0;
+  gboolean have_reader = FALSE;
+
+  if (gst_uri_has_protocol (uri, "vstream"))
+    loc = gst_uri_get_location (uri);
+  if (!loc || !*loc) {
+    g_free (loc);
+    g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI,
+        "'%s' is not vstream:///dev/videoN, vstream://PIPE or "
+        "vstream://PIPE/READER", uri);
+    return NULL;
+  }
+  if (loc[0] == '/')
+    return loc;
+  slash = strchr (loc, '/');
+  if (slash) {
+    *slash = 0;
+    have_reader = !output &&
+        g_ascii_string_to_unsigned (slash + 1, 10, 0, 63, &reader, NULL);
+    if (!have_reader) {
+      g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI, "'%s': %s",
+          uri, output ? "a sink takes vstream://PIPE" :
+          "the reader is a number: vstream://PIPE/N");
+      g_free (loc);
+      return NULL;
+    }
+  }
+  if (output) {
+    want = g_strconcat (loc, "-output", NULL);
+    path = find_node_by_name (want);
+  } else {
+    /* several readers: PIPE-capture-N; one: PIPE-capture */
+    want = g_strdup_printf ("%s-capture-%u", loc, (guint) reader);
+    path = find_node_by_name (want);
+    if (!path && !have_reader) {
+      g_free (want);
+      want = g_strconcat (loc, "-capture", NULL);
+      path = find_node_by_name (want);
+    }
+  }
+  g_free (want);
+  g_free (loc);
+  if (!path)
+    g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_REFERENCE,
+        "no vstream %s node for '%s' (vstream-ctl list shows the pipes)",
+        output ? "output" : "capture", uri);
+  return path;
+}
+
+/* The GstURIHandler of vstreamsrc and vstreamsink: through "device". */
+static GstURIType
+uri_get_type (GType type)
+{
+  return g_type_is_a (type, GST_TYPE_BASE_SINK) ? GST_URI_SINK : GST_URI_SRC;
+}
+
+static const gchar *const *
+uri_get_protocols (GType type)
+{
+  static const gchar *const protocols[] = { "vstream", NULL };
+
+  return protocols;
+}
+
+static gchar *
+uri_get_uri (GstURIHandler * handler)
+{
+  gchar *device = NULL, *uri;
+
+  g_object_get (handler, "device", &device, NULL);
+  uri = device ? g_strconcat ("vstream://", device, NULL) : NULL;
+  g_free (device);
+  return uri;
+}
+
+static gboolean
+uri_set_uri (GstURIHandler * handler, const gchar * uri, GError ** error)
+{
+  gchar *path;
+
+  if (GST_STATE (handler) > GST_STATE_READY) {
+    g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_STATE,
+        "the device can change only in the NULL or READY state");
+    return FALSE;
+  }
+  path = uri_to_device (uri, GST_IS_BASE_SINK (handler), error);
+  if (!path)
+    return FALSE;
+  g_object_set (handler, "device", path, NULL);
+  g_free (path);
+  return TRUE;
+}
+
+void
+gst_vstream_uri_handler_init (gpointer g_iface, gpointer iface_data)
+{
+  GstURIHandlerInterface *iface = g_iface;
+
+  iface->get_type = uri_get_type;
+  iface->get_protocols = uri_get_protocols;
+  iface->get_uri = uri_get_uri;
+  iface->set_uri = uri_set_uri;
 }

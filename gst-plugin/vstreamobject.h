@@ -150,6 +150,9 @@ gboolean gst_vstream_object_source_changed (GstVstreamObject * obj);
 void gst_vstream_object_count (GstVstreamObject * obj, guint frames,
     guint drops, guint copies, guint zero_copy);
 
+/* vstream:///dev/videoN, vstream://PIPE[/READER] for both elements */
+void gst_vstream_uri_handler_init (gpointer g_iface, gpointer iface_data);
+
 GstCaps *gst_vstream_probe_fd_caps (gint fd, enum v4l2_buf_type type,
     GstVstreamIoctlFunc func);
 

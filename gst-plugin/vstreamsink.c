@@ -35,7 +35,9 @@ struct _GstVstreamSink
 };
 
 #define gst_vstream_sink_parent_class parent_class
-G_DEFINE_TYPE (GstVstreamSink, gst_vstream_sink, GST_TYPE_VIDEO_SINK);
+G_DEFINE_TYPE_WITH_CODE (GstVstreamSink, gst_vstream_sink, GST_TYPE_VIDEO_SINK,
+    G_IMPLEMENT_INTERFACE (GST_TYPE_URI_HANDLER,
+        gst_vstream_uri_handler_init));
 GST_ELEMENT_REGISTER_DEFINE (vstreamsink, "vstreamsink", GST_RANK_NONE,
     GST_TYPE_VSTREAM_SINK);
 
@@ -427,4 +429,5 @@ gst_vstream_sink_init (GstVstreamSink * sink)
       V4L2_BUF_TYPE_VIDEO_OUTPUT, DEFAULT_DEVICE);
   sink->poll = gst_poll_new (TRUE);
 }
+
 

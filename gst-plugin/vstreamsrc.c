@@ -39,7 +39,9 @@ struct _GstVstreamSrc
 };
 
 #define gst_vstream_src_parent_class parent_class
-G_DEFINE_TYPE (GstVstreamSrc, gst_vstream_src, GST_TYPE_PUSH_SRC);
+G_DEFINE_TYPE_WITH_CODE (GstVstreamSrc, gst_vstream_src, GST_TYPE_PUSH_SRC,
+    G_IMPLEMENT_INTERFACE (GST_TYPE_URI_HANDLER,
+        gst_vstream_uri_handler_init));
 GST_ELEMENT_REGISTER_DEFINE (vstreamsrc, "vstreamsrc", GST_RANK_NONE,
     GST_TYPE_VSTREAM_SRC);
 
@@ -526,3 +528,4 @@ gst_vstream_src_init (GstVstreamSrc * src)
   gst_base_src_set_format (GST_BASE_SRC (src), GST_FORMAT_TIME);
   gst_base_src_set_live (GST_BASE_SRC (src), TRUE);
 }
+

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <glib/gstdio.h>
 #include <gst/gst.h>
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
@@ -396,6 +397,104 @@ GST_START_TEST (test_missing_device_errors)
 
 GST_END_TEST;
 
+/* vstream:// URIs: by node, by pipe name (through sysfs names; a fake
+ * sysfs tree here), a reader by number; errors named. */
+static gchar *
+uri_device (GstURIType type, const gchar * uri, GError ** err)
+{
+  GstElement *e = gst_element_make_from_uri (type, uri, NULL, err);
+  gchar *dev = NULL, *back;
+
+  if (!e)
+    return NULL;
+  g_object_get (e, "device", &dev, NULL);
+  back = gst_uri_handler_get_uri (GST_URI_HANDLER (e));
+  fail_unless (g_str_has_prefix (back, "vstream:///dev/"), "%s", back);
+  g_free (back);
+  gst_object_unref (e);
+  return dev;
+}
+
+GST_START_TEST (test_uri_handler)
+{
+  static const gchar *nodes[][2] = {
+    {"video3", "cam-output"}, {"video4", "cam-capture-0"},
+    {"video5", "cam-capture-1"}, {"video6", "solo-output"},
+    {"video7", "solo-capture"}, {"video8", "vivid-000-vid-cap"},
+  };
+  gchar *root = g_dir_make_tmp ("vstream-uri-XXXXXX", NULL);
+  gchar *dev;
+  GError *err = NULL;
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (nodes); i++) {
+    gchar *d = g_build_filename (root, "class", "video4linux", nodes[i][0],
+        NULL);
+    gchar *f = g_build_filename (d, "name", NULL);
+    gchar *txt = g_strconcat (nodes[i][1], "\n", NULL);
+
+    fail_unless (g_mkdir_with_parents (d, 0755) == 0);
+    fail_unless (g_file_set_contents (f, txt, -1, NULL));
+    g_free (txt);
+    g_free (f);
+    g_free (d);
+  }
+  g_setenv ("VSTREAM_SYSFS", root, TRUE);
+
+#define EXPECT(type, uri, want) G_STMT_START { \
+    dev = uri_device (type, uri, &err); \
+    fail_unless (dev != NULL, "%s: %s", uri, err ? err->message : "?"); \
+    fail_unless_equals_string (dev, want); \
+    g_free (dev); \
+  } G_STMT_END
+  EXPECT (GST_URI_SRC, "vstream:///dev/video9", "/dev/video9");
+  EXPECT (GST_URI_SINK, "vstream://cam", "/dev/video3");
+  EXPECT (GST_URI_SRC, "vstream://cam", "/dev/video4");
+  EXPECT (GST_URI_SRC, "vstream://cam/1", "/dev/video5");
+  EXPECT (GST_URI_SRC, "vstream://solo", "/dev/video7");
+  EXPECT (GST_URI_SINK, "vstream://solo", "/dev/video6");
+#undef EXPECT
+
+#define REFUSE(type, uri, want) G_STMT_START { \
+    dev = uri_device (type, uri, &err); \
+    fail_unless (dev == NULL, "%s gave %s", uri, dev); \
+    fail_unless (err != NULL && err->code == want, "%s: %s", uri, \
+        err ? err->message : "no error"); \
+    g_clear_error (&err); \
+  } G_STMT_END
+  REFUSE (GST_URI_SRC, "vstream://nope", GST_URI_ERROR_BAD_REFERENCE);
+  REFUSE (GST_URI_SRC, "vstream://solo/1", GST_URI_ERROR_BAD_REFERENCE);
+  REFUSE (GST_URI_SRC, "vstream://cam/x", GST_URI_ERROR_BAD_URI);
+  REFUSE (GST_URI_SINK, "vstream://cam/1", GST_URI_ERROR_BAD_URI);
+  REFUSE (GST_URI_SINK, "vstream://vivid-000-vid", GST_URI_ERROR_BAD_REFERENCE);
+#undef REFUSE
+
+  g_unsetenv ("VSTREAM_SYSFS");
+  for (i = 0; i < G_N_ELEMENTS (nodes); i++) {
+    gchar *d = g_build_filename (root, "class", "video4linux", nodes[i][0],
+        NULL);
+    gchar *f = g_build_filename (d, "name", NULL);
+
+    g_unlink (f);
+    g_rmdir (d);
+    g_free (f);
+    g_free (d);
+  }
+  {
+    gchar *d = g_build_filename (root, "class", "video4linux", NULL);
+    gchar *c = g_build_filename (root, "class", NULL);
+
+    g_rmdir (d);
+    g_rmdir (c);
+    g_free (d);
+    g_free (c);
+  }
+  g_rmdir (root);
+  g_free (root);
+}
+
+GST_END_TEST;
+
 static Suite *
 vstream_unit_suite (void)
 {
@@ -413,6 +512,7 @@ vstream_unit_suite (void)
   tcase_add_test (tc, test_info_from_v4l2_layout);
   tcase_add_test (tc, test_elements_registered);
   tcase_add_test (tc, test_missing_device_errors);
+  tcase_add_test (tc, test_uri_handler);
   return s;
 }
 

@@ -120,6 +120,21 @@ readd)
 	loop cam
 	loop fix
 	;;
+uri)
+	# vstream://PIPE names the nodes for GStreamer (gst-launch takes a URI
+	# for an element): an orange producer, a reader that saves 5 frames
+	gst-launch-1.0 -q videotestsrc pattern=solid-color foreground-color=0xffff8000 ! \
+		video/x-raw,format=YUY2,width=320,height=240,framerate=30/1 ! \
+		vstream://fix >/tmp/uprod.log 2>&1 &
+	p=$!
+	out=$(node fix-output)
+	wait_frames $out $(($(frames $out) + 5)) 120
+	gst-launch-1.0 -q vstream://fix ! identity eos-after=5 ! \
+		filesink location=/tmp/uri.yuyv
+	kill $p
+	wait $p || true
+	python3 $S/tests/vm/picture.py flat /tmp/uri.yuyv 320 240
+	;;
 cycles)
 	# 200 add/delete cycles through configfs
 	i=0

@@ -55,6 +55,7 @@ runtime_pipes() {
 	rt "delete one while another streams: it goes on" del-other
 	rt "delete an open, streaming pipe: ENODEV, clients end" del-open
 	rt "re-add with the same names, stream" readd
+	rt "GStreamer by name: vstream://fix feeds and reads, orange arrives" uri
 	rt "200 enable/disable cycles, 20 rmdir while enabled" cycles
 	rt "4 processes add and delete at once; one wins a shared name" concurrent
 	rt "hostile attributes and names: EINVAL/EBUSY, nothing made" hostile
@@ -213,9 +214,15 @@ run "leaks: reader runs to EOS" gst_leaks - vstreamsrc device=$CAP00 num-buffers
 run "leaks: userptr relay (src borrows the sink's pool) runs to EOS" gst_leaks - \
 	vstreamsrc device=$CAP00 io-mode=userptr num-buffers=10 ! \
 	vstreamsink device=$OUT1 io-mode=userptr sync=false
-run "gst-device-monitor lists vstream nodes by name" sh -c \
+# vstream's provider lists its own nodes only (vivid's: v4l2src's provider),
+# with properties to pick one by
+run "gst-device-monitor lists vstream nodes by name, and only them" sh -c \
 	'gst-device-monitor-1.0 Video/Source Video/Sink | tee /dev/stderr >/tmp/mon.out &&
-	 grep -q ": vstream 0 (reader 1)\$" /tmp/mon.out && grep -q ": vstream 1 (output)\$" /tmp/mon.out'
+	 grep -q ": vstream 0 (reader 1)\$" /tmp/mon.out && grep -q ": vstream 1 (output)\$" /tmp/mon.out &&
+	 grep -q "vstreamsrc device=$VSTREAM_CAP2 " /tmp/mon.out &&
+	 grep -q "vstream.pipe = vstream-0" /tmp/mon.out && grep -q "vstream.reader = 1" /tmp/mon.out &&
+	 grep -q "vstream.direction = output" /tmp/mon.out &&
+	 grep -q "v4l2src device=$VSTREAM_VIVID " /tmp/mon.out && ! grep -q "vstreamsrc device=$VSTREAM_VIVID " /tmp/mon.out'
 
 # pipelines/: each recipe against the device, results checked.
 P=$S/pipelines
