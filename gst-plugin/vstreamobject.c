@@ -21,6 +21,7 @@
 #include <gst/base/gstbasesink.h>
 
 #include "vstreamobject.h"
+#include "vstreamcontrols.h"
 #include "vstreamformats.h"
 
 GST_DEBUG_CATEGORY_EXTERN (gst_vstream_debug);
@@ -78,6 +79,13 @@ gst_vstream_object_install_properties (GObjectClass * gobject_class,
   g_object_class_install_property (gobject_class, GST_VSTREAM_PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics", stats_blurb,
           GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class,
+      GST_VSTREAM_PROP_EXTRA_CONTROLS, g_param_spec_boxed ("extra-controls",
+          "Extra controls", "Device controls to set, by name as v4l2src "
+          "names them (c,brightness=10,frames_without_producer=\"Last Frame\"): "
+          "at open, and at once when set while open",
+          GST_TYPE_STRUCTURE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
   gst_type_mark_as_plugin_api (GST_TYPE_VSTREAM_IO_MODE, 0);
 }
 
@@ -89,6 +97,14 @@ gst_vstream_object_set_property (GstVstreamObject * obj, guint prop_id,
     case GST_VSTREAM_PROP_DEVICE:
       g_free (obj->device);
       obj->device = g_value_dup_string (value);
+      return TRUE;
+    case GST_VSTREAM_PROP_EXTRA_CONTROLS:
+      g_clear_pointer (&obj->extra_controls, gst_structure_free);
+      if (gst_value_get_structure (value))
+        obj->extra_controls = gst_structure_copy (gst_value_get_structure
+            (value));
+      /* while playing too (as v4l2src since 1.28) */
+      gst_vstream_controls_apply (obj);
       return TRUE;
     case GST_VSTREAM_PROP_IO_MODE:
       obj->req_mode = g_value_get_enum (value);
@@ -111,6 +127,9 @@ gst_vstream_object_get_property (GstVstreamObject * obj, guint prop_id,
       return TRUE;
     case GST_VSTREAM_PROP_DEVICE_NAME:
       g_value_set_string (value, obj->device_name);
+      return TRUE;
+    case GST_VSTREAM_PROP_EXTRA_CONTROLS:
+      gst_value_set_structure (value, obj->extra_controls);
       return TRUE;
     case GST_VSTREAM_PROP_IO_MODE:
       g_value_set_enum (value, obj->req_mode);
@@ -161,6 +180,12 @@ gst_vstream_munmap (void *addr, gsize length)
     munmap (addr, length);
 }
 
+static GQuark
+object_quark (void)
+{
+  return g_quark_from_static_string ("vstream-object");
+}
+
 GstVstreamObject *
 gst_vstream_object_new (GstElement * element, enum v4l2_buf_type type,
     const gchar * default_device)
@@ -175,7 +200,14 @@ gst_vstream_object_new (GstElement * element, enum v4l2_buf_type type,
   obj->ioctl = hooks.ioctl ? hooks.ioctl : default_ioctl;
   obj->min_buffers = 4;
   g_mutex_init (&obj->stats_lock);
+  g_object_set_qdata (G_OBJECT (element), object_quark (), obj);
   return obj;
+}
+
+GstVstreamObject *
+gst_vstream_object_of (GstElement * element)
+{
+  return g_object_get_qdata (G_OBJECT (element), object_quark ());
 }
 
 GstVstreamObject *
@@ -192,6 +224,7 @@ gst_vstream_object_unref (GstVstreamObject * obj)
     return;
   gst_vstream_object_close (obj);
   g_mutex_clear (&obj->stats_lock);
+  g_clear_pointer (&obj->extra_controls, gst_structure_free);
   g_free (obj->device);
   g_free (obj);
 }
@@ -291,6 +324,8 @@ gst_vstream_object_open (GstVstreamObject * obj)
   }
   GST_INFO_OBJECT (obj->element, "opened %s (%s), caps 0x%08x", obj->device,
       obj->device_name, caps);
+  gst_vstream_controls_probe (obj);
+  gst_vstream_controls_apply (obj);
   return TRUE;
 
 fail:
@@ -323,6 +358,7 @@ gst_vstream_object_close (GstVstreamObject * obj)
   gst_caps_replace (&obj->probed_caps, NULL);
   gst_caps_replace (&obj->caps, NULL);
   g_clear_pointer (&obj->device_name, g_free);
+  gst_vstream_controls_clear (obj);
 }
 
 static int

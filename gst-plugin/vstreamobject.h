@@ -76,6 +76,8 @@ struct _GstVstreamObject
   struct v4l2_fract tpf;
   guint generation;             /* bumped by every REQBUFS that allocates */
   gboolean watch_source;        /* subscribed to V4L2_EVENT_SOURCE_CHANGE */
+  GstStructure *extra_controls; /* property; applied at open and when set */
+  GList *channels;              /* GstColorBalanceChannels, while open */
 
   /* Counters for the "stats" property, under stats_lock */
   GMutex stats_lock;
@@ -94,6 +96,7 @@ enum
   GST_VSTREAM_PROP_IO_MODE,
   GST_VSTREAM_PROP_MIN_BUFFERS,
   GST_VSTREAM_PROP_STATS,
+  GST_VSTREAM_PROP_EXTRA_CONTROLS,
 };
 
 void gst_vstream_object_install_properties (GObjectClass * gobject_class,
@@ -116,11 +119,20 @@ gboolean gst_vstream_object_get_property (GstVstreamObject * obj,
           (obj)->device);                                                 \
   } G_STMT_END
 
+/* The same, as a warning: the stream goes on. */
+#define GST_VSTREAM_ELEMENT_WARNING(obj, domain, code, text, debug)      \
+  G_STMT_START {                                                          \
+    if ((obj)->element)                                                   \
+      GST_ELEMENT_WARNING ((obj)->element, domain, code, text, debug);    \
+  } G_STMT_END
+
 GstVstreamObject *gst_vstream_object_new (GstElement * element,
     enum v4l2_buf_type type, const gchar * default_device);
 GstVstreamObject *gst_vstream_object_ref (GstVstreamObject * obj);
 void gst_vstream_object_unref (GstVstreamObject * obj);
 void gst_vstream_object_disown (GstVstreamObject * obj);
+/* The object of vstreamsrc or vstreamsink @element. */
+GstVstreamObject *gst_vstream_object_of (GstElement * element);
 
 gboolean gst_vstream_object_open (GstVstreamObject * obj);
 void gst_vstream_object_close (GstVstreamObject * obj);

@@ -16,6 +16,7 @@
 
 #include "vstreamsink.h"
 #include "vstreamobject.h"
+#include "vstreamcontrols.h"
 #include "vstreambufferpool.h"
 #include "vstreamformats.h"
 
@@ -37,7 +38,9 @@ struct _GstVstreamSink
 #define gst_vstream_sink_parent_class parent_class
 G_DEFINE_TYPE_WITH_CODE (GstVstreamSink, gst_vstream_sink, GST_TYPE_VIDEO_SINK,
     G_IMPLEMENT_INTERFACE (GST_TYPE_URI_HANDLER,
-        gst_vstream_uri_handler_init));
+        gst_vstream_uri_handler_init)
+    G_IMPLEMENT_INTERFACE (GST_TYPE_COLOR_BALANCE,
+        gst_vstream_color_balance_init));
 GST_ELEMENT_REGISTER_DEFINE (vstreamsink, "vstreamsink", GST_RANK_NONE,
     GST_TYPE_VSTREAM_SINK);
 

@@ -17,6 +17,7 @@
 
 #include "vstreamsrc.h"
 #include "vstreamobject.h"
+#include "vstreamcontrols.h"
 #include "vstreambufferpool.h"
 #include "vstreamformats.h"
 
@@ -41,7 +42,9 @@ struct _GstVstreamSrc
 #define gst_vstream_src_parent_class parent_class
 G_DEFINE_TYPE_WITH_CODE (GstVstreamSrc, gst_vstream_src, GST_TYPE_PUSH_SRC,
     G_IMPLEMENT_INTERFACE (GST_TYPE_URI_HANDLER,
-        gst_vstream_uri_handler_init));
+        gst_vstream_uri_handler_init)
+    G_IMPLEMENT_INTERFACE (GST_TYPE_COLOR_BALANCE,
+        gst_vstream_color_balance_init));
 GST_ELEMENT_REGISTER_DEFINE (vstreamsrc, "vstreamsrc", GST_RANK_NONE,
     GST_TYPE_VSTREAM_SRC);
 

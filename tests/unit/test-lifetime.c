@@ -18,6 +18,7 @@
 #include "vstreamobject.h"
 #include "vstreamsrc.h"
 #include "vstreamsink.h"
+#include <gst/video/colorbalance.h>
 
 GST_DEBUG_CATEGORY (gst_vstream_debug);
 
@@ -49,7 +50,76 @@ static struct
   gint64 next_frame;
   GHashTable *maps;             /* live mappings */
   guint fds_before;
+  gint brightness, contrast, pattern;   /* its controls */
 } fake;
+
+/* The controls: a class, two integers, a menu. */
+static const struct v4l2_queryctrl fake_ctrls[] = {
+  {.id = V4L2_CID_USER_CLASS,.type = V4L2_CTRL_TYPE_CTRL_CLASS,
+      .name = "User Controls"},
+  {.id = V4L2_CID_BRIGHTNESS,.type = V4L2_CTRL_TYPE_INTEGER,
+      .name = "Brightness",.maximum = 255,.step = 1,.default_value = 128},
+  {.id = V4L2_CID_CONTRAST,.type = V4L2_CTRL_TYPE_INTEGER,
+      .name = "Contrast",.minimum = 10,.maximum = 90,.step = 1,
+      .default_value = 50},
+  {.id = V4L2_CID_TEST_PATTERN,.type = V4L2_CTRL_TYPE_MENU,
+      .name = "Test Pattern",.maximum = 2,.step = 1},
+};
+static const gchar *fake_menu[] = { "Bars", "Flat", "Noise" };
+
+static gint *
+fake_ctrl_value (guint32 id)
+{
+  return id == V4L2_CID_BRIGHTNESS ? &fake.brightness :
+      id == V4L2_CID_CONTRAST ? &fake.contrast :
+      id == V4L2_CID_TEST_PATTERN ? &fake.pattern : NULL;
+}
+
+static int
+fake_ctrl_ioctl (unsigned long req, void *arg)
+{
+  guint i;
+
+  if (req == VIDIOC_QUERYCTRL) {
+    struct v4l2_queryctrl *q = arg;
+    gboolean next = q->id & V4L2_CTRL_FLAG_NEXT_CTRL;
+    guint32 id = q->id & ~V4L2_CTRL_FLAG_NEXT_CTRL;
+
+    for (i = 0; i < G_N_ELEMENTS (fake_ctrls); i++)
+      if (next ? fake_ctrls[i].id > id : fake_ctrls[i].id == id) {
+        *q = fake_ctrls[i];
+        return 0;
+      }
+  } else if (req == VIDIOC_QUERYMENU) {
+    struct v4l2_querymenu *m = arg;
+
+    if (m->id == V4L2_CID_TEST_PATTERN && m->index < G_N_ELEMENTS (fake_menu)) {
+      g_strlcpy ((gchar *) m->name, fake_menu[m->index], sizeof (m->name));
+      return 0;
+    }
+  } else {
+    struct v4l2_control *c = arg;
+    gint *v = fake_ctrl_value (c->id);
+
+    for (i = 0; v && i < G_N_ELEMENTS (fake_ctrls); i++)
+      if (fake_ctrls[i].id == c->id)
+        break;
+    if (v && req == VIDIOC_G_CTRL) {
+      c->value = *v;
+      return 0;
+    }
+    if (v) {
+      if (c->value < fake_ctrls[i].minimum || c->value > fake_ctrls[i].maximum) {
+        errno = ERANGE;
+        return -1;
+      }
+      *v = c->value;
+      return 0;
+    }
+  }
+  errno = EINVAL;
+  return -1;
+}
 
 static guint8
 pixel (guint32 seq, gsize i)
@@ -229,6 +299,12 @@ fake_ioctl (int fd, unsigned long req, void *arg)
     case VIDIOC_STREAMOFF:
       fake_streamoff ();
       break;
+    case VIDIOC_QUERYCTRL:
+    case VIDIOC_QUERYMENU:
+    case VIDIOC_G_CTRL:
+    case VIDIOC_S_CTRL:
+      ret = fake_ctrl_ioctl (req, arg);
+      break;
     default:
       goto einval;
   }
@@ -302,6 +378,9 @@ fake_setup (void)
   fake.sequence = 0;
   fake.gap_every = 0;
   fake.interval = 0;
+  fake.brightness = 128;
+  fake.contrast = 50;
+  fake.pattern = 0;
   if (!fake.maps)
     fake.maps = g_hash_table_new (NULL, NULL);
   g_mutex_unlock (&fake.lock);
@@ -665,6 +744,109 @@ GST_START_TEST (test_qos_running_time)
 
 GST_END_TEST;
 
+/* ColorBalance: the device's brightness and contrast, set and read. */
+GST_START_TEST (test_color_balance)
+{
+  GstElement *src = gst_element_factory_make ("vstreamsrc", NULL);
+  GstColorBalance *cb = GST_COLOR_BALANCE (src);
+  const GList *l;
+  GstColorBalanceChannel *bright = NULL, *contrast = NULL;
+
+  g_object_set (src, "device", FAKE_DEV, NULL);
+  fail_unless (gst_color_balance_list_channels (cb) == NULL);
+  fail_unless_equals_int (gst_element_set_state (src, GST_STATE_READY),
+      GST_STATE_CHANGE_SUCCESS);
+  for (l = gst_color_balance_list_channels (cb); l; l = l->next) {
+    GstColorBalanceChannel *ch = l->data;
+
+    if (g_str_equal (ch->label, "BRIGHTNESS"))
+      bright = ch;
+    else if (g_str_equal (ch->label, "CONTRAST"))
+      contrast = ch;
+    else
+      fail ("unexpected channel %s", ch->label);
+  }
+  fail_unless (bright && contrast);
+  fail_unless_equals_int (contrast->min_value, 10);
+  fail_unless_equals_int (contrast->max_value, 90);
+  fail_unless_equals_int (gst_color_balance_get_value (cb, bright), 128);
+  gst_color_balance_set_value (cb, bright, 42);
+  fail_unless_equals_int (fake.brightness, 42);
+  fail_unless_equals_int (gst_color_balance_get_value (cb, bright), 42);
+  fail_unless_equals_int (gst_color_balance_get_balance_type (cb),
+      GST_COLOR_BALANCE_HARDWARE);
+  gst_element_set_state (src, GST_STATE_NULL);
+  gst_object_unref (src);
+  assert_device_released ();
+}
+
+GST_END_TEST;
+
+/* The warnings on @bus, joined. */
+static gchar *
+bus_warnings (GstBus * bus)
+{
+  GString *all = g_string_new (NULL);
+  GstMessage *msg;
+
+  while ((msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING))) {
+    GError *err = NULL;
+
+    gst_message_parse_warning (msg, &err, NULL);
+    g_string_append_printf (all, "%s\n", err->message);
+    g_error_free (err);
+    gst_message_unref (msg);
+  }
+  return g_string_free (all, FALSE);
+}
+
+/* extra-controls: applied at open and at once when set while open, by
+ * v4l2src's names, menu items by name; what fails is a warning naming
+ * the control, and the rest still applies. */
+GST_START_TEST (test_extra_controls)
+{
+  GstElement *src = gst_element_factory_make ("vstreamsrc", NULL);
+  GstBus *bus = gst_bus_new ();
+  GstStructure *ctrls;
+  gchar *warn;
+
+  gst_element_set_bus (src, bus);
+  ctrls = gst_structure_from_string ("c,brightness=7,test_pattern=Flat", NULL);
+  g_object_set (src, "device", FAKE_DEV, "extra-controls", ctrls, NULL);
+  gst_structure_free (ctrls);
+  fail_unless_equals_int (fake.brightness, 128);        /* not open yet */
+  fail_unless_equals_int (gst_element_set_state (src, GST_STATE_READY),
+      GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (fake.brightness, 7);
+  fail_unless_equals_int (fake.pattern, 1);
+  warn = bus_warnings (bus);
+  fail_unless_equals_string (warn, "");
+  g_free (warn);
+
+  ctrls = gst_structure_from_string ("c,nonexistent=1,contrast=999,"
+      "test_pattern=Plaid,brightness=9", NULL);
+  g_object_set (src, "extra-controls", ctrls, NULL);
+  gst_structure_free (ctrls);
+  fail_unless_equals_int (fake.brightness, 9);
+  fail_unless_equals_int (fake.contrast, 50);
+  fail_unless_equals_int (fake.pattern, 1);
+  warn = bus_warnings (bus);
+  fail_unless (strstr (warn, "no control 'nonexistent'"), "%s", warn);
+  fail_unless (strstr (warn, "control 'contrast'") &&
+      strstr (warn, "to 999"), "%s", warn);
+  fail_unless (strstr (warn, "'test_pattern'") && strstr (warn, "Plaid"),
+      "%s", warn);
+  g_free (warn);
+
+  gst_element_set_state (src, GST_STATE_NULL);
+  gst_element_set_bus (src, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (src);
+  assert_device_released ();
+}
+
+GST_END_TEST;
+
 static Suite *
 vstream_lifetime_suite (void)
 {
@@ -689,6 +871,8 @@ vstream_lifetime_suite (void)
   tcase_add_test (tc, test_tee_videorate_samples);
   tcase_add_test (tc, test_sink_reuses_memory_when_let_go);
   tcase_add_test (tc, test_qos_running_time);
+  tcase_add_test (tc, test_color_balance);
+  tcase_add_test (tc, test_extra_controls);
   return s;
 }
 

@@ -223,6 +223,17 @@ run "gst-device-monitor lists vstream nodes by name, and only them" sh -c \
 	 grep -q "vstream.pipe = vstream-0" /tmp/mon.out && grep -q "vstream.reader = 1" /tmp/mon.out &&
 	 grep -q "vstream.direction = output" /tmp/mon.out &&
 	 grep -q "v4l2src device=$VSTREAM_VIVID " /tmp/mon.out && ! grep -q "vstreamsrc device=$VSTREAM_VIVID " /tmp/mon.out'
+# extra-controls by v4l2src's names reach the device: vivid's brightness,
+# vstream's own menu control by its item's name
+run "extra-controls set vivid's brightness and vstream's Frames Without Producer" sh -c \
+	'gst-launch-1.0 -q vstreamsrc device=$VSTREAM_VIVID num-buffers=2 \
+		extra-controls="c,brightness=201" ! fakesink &&
+	 v4l2-ctl -d $VSTREAM_VIVID -C brightness | tee /dev/stderr | grep -q "brightness: 201" &&
+	 gst-launch-1.0 -q vstreamsrc device=$VSTREAM_CAP1 num-buffers=2 \
+		extra-controls="c,frames_without_producer=\"Last Frame\"" ! fakesink &&
+	 v4l2-ctl -d $VSTREAM_CAP1 -C frames_without_producer | tee /dev/stderr |
+		grep -q "frames_without_producer: 1" &&
+	 v4l2-ctl -d $VSTREAM_CAP1 -c frames_without_producer=0'
 
 # pipelines/: each recipe against the device, results checked.
 P=$S/pipelines
