@@ -127,11 +127,14 @@ static ssize_t vstream_cfs_label_store(struct config_item *item, const char *pag
 	size_t i;
 	int ret;
 
-	/* a card name: printable, and whole (no silent truncation) */
+	/*
+	 * a card name: printable ASCII (single bytes above 0x7f would be
+	 * invalid UTF-8 in QUERYCAP), and whole (no silent truncation)
+	 */
 	if (n >= sizeof(cp->cfg.label))
 		return -EINVAL;
 	for (i = 0; i < n; i++)
-		if (!isprint(page[i]))
+		if (page[i] < 0x20 || page[i] > 0x7e)
 			return -EINVAL;
 	ret = vstream_cfs_lock_disabled(cp);
 	if (ret)

@@ -225,10 +225,11 @@ bool vstream_name_valid(const char *name)
 	const char *p;
 	char c;
 
-	if (!len || len > VSTREAM_NAME_MAX || !isalnum(name[0]))
+	/* ASCII: the kernel's isalnum() takes Latin-1 letters too */
+	if (!len || len > VSTREAM_NAME_MAX || !isascii(name[0]) || !isalnum(name[0]))
 		return false;
 	for (p = name; *p; p++)
-		if (!isalnum(*p) && *p != '-' && *p != '_')
+		if (!isascii(*p) || (!isalnum(*p) && *p != '-' && *p != '_'))
 			return false;
 	/* "vstream-N" is module parameter pipe N's */
 	return sscanf(name, "vstream-%u%c", &n, &c) != 1;

@@ -196,30 +196,30 @@ int vstream_gen_jpeg(u8 *dst, size_t size, unsigned int width, unsigned int heig
 /*
  * Parse "FOURCC:WxH@FPS" (FPS optional, default 30) into @cfg's fixed
  * format; the empty string clears it.  The size must be one the format
- * allows within @cfg's limits.
+ * allows within @cfg's limits.  Numbers go through kstrtouint(): no
+ * signs, spaces or wrap-around.
  */
 int vstream_parse_format(const char *s, struct vstream_pipe_config *cfg)
 {
 	const struct vstream_format *vf;
 	unsigned int w, h, fps = VSTREAM_FPS_DEFAULT;
-	char fourcc[4];
-	int len = 0;
+	char buf[32], *p = buf, *ws, *hs, *fs;
 
 	if (!*s) {
 		cfg->fixed = NULL;
 		return 0;
 	}
-	if (sscanf(s, "%4c:%ux%u%n", fourcc, &w, &h, &len) != 3)
+	if (strscpy(buf, s, sizeof(buf)) < 0 || strlen(buf) < 5 || buf[4] != ':')
 		return -EINVAL;
-	s += len;
-	if (*s == '@') {
-		if (sscanf(s, "@%u%n", &fps, &len) != 1)
-			return -EINVAL;
-		s += len;
-	}
-	if (*s)
+	buf[4] = 0;
+	p = buf + 5;
+	ws = strsep(&p, "x");
+	hs = strsep(&p, "@");
+	fs = p;
+	if (!hs || kstrtouint(ws, 10, &w) || kstrtouint(hs, 10, &h) ||
+	    (fs && kstrtouint(fs, 10, &fps)))
 		return -EINVAL;
-	vf = vstream_find_format(v4l2_fourcc(fourcc[0], fourcc[1], fourcc[2], fourcc[3]));
+	vf = vstream_find_format(v4l2_fourcc(buf[0], buf[1], buf[2], buf[3]));
 	if (!vf || fps < VSTREAM_FPS_MIN || fps > VSTREAM_FPS_MAX ||
 	    w < VSTREAM_MIN_SIZE || w > cfg->max_width || w % vf->walign ||
 	    h < VSTREAM_MIN_SIZE || h > cfg->max_height || h % vf->halign)

@@ -38,7 +38,7 @@ static void usage(FILE *f)
 		"       %s list\n"
 		"\n"
 		"add   makes a pipe: an output node NAME-output that a producer feeds and\n"
-		"      N capture nodes (NAME-capture, or NAME-capture-1.. with N > 1);\n"
+		"      N capture nodes (NAME-capture, or NAME-capture-0.. with N > 1);\n"
 		"      --max bounds the frame size, --format fixes the one format the\n"
 		"      nodes offer, --label is the card name applications show.\n"
 		"del   removes a pipe; nodes still open stop working (ENODEV) at once.\n"
@@ -289,7 +289,7 @@ static int cmd_add(int argc, char **argv)
 		err = write_attr(name, "label", label);
 		if (err)
 			fail("--label \"%s\": %s", label, err == -EINVAL ?
-			     "printable characters only" : why(-err));
+			     "printable ASCII only" : why(-err));
 	}
 	if (!err && format) {
 		err = write_attr(name, "format", format);
@@ -302,7 +302,9 @@ static int cmd_add(int argc, char **argv)
 		err = write_attr(name, "enabled", "1");
 		if (err)
 			fail("cannot register the nodes of \"%s\": %s", name,
-			     err == -EBUSY ? "too many pipes" : why(-err));
+			     err == -EBUSY ? "too many pipes (64)" :
+			     err == -ENFILE ? "no free /dev/video numbers (256 in all)" :
+			     why(-err));
 	}
 	if (err) {
 		rmdir(p);
@@ -403,12 +405,13 @@ static void read_stats(struct node *n)
 /* Split "PIPE-output" / "PIPE-capture[-N]"; false for other names. */
 static bool split_name(struct node *n)
 {
+	size_t len = strlen(n->name);
 	char *s;
 
 	strcpy(n->pipe, n->name);
-	s = strstr(n->pipe, "-output");
-	if (s && !s[7]) {
-		*s = 0;
+	/* the suffix: a pipe may be called "tv-output" */
+	if (len > 7 && !strcmp(n->pipe + len - 7, "-output")) {
+		n->pipe[len - 7] = 0;
 		n->output = true;
 		return true;
 	}

@@ -1,8 +1,8 @@
 #!/bin/sh
 # vstream-ctl's argument handling and its use of configfs and sysfs,
 # against a fake sysfs tree (VSTREAM_SYSFS): usage errors exit 2 with a
-# message naming the problem and touch nothing; add writes the
-# attributes in the order the kernel needs; list reads nodes and stats.
+# message naming the problem and touch nothing; add writes every
+# attribute it was given; list reads nodes and stats of vstream's nodes.
 # The real operations are tested in the guest (tests/vm/runtime.sh).
 # Usage: test-vstream-ctl.sh VSTREAM-CTL
 set -u
@@ -75,7 +75,8 @@ drv=$T/sys/bus/platform/drivers/vstream
 mkdir -p "$drv" "$T/sys/devices/platform/vstream"
 ln -s "$drv" "$T/sys/devices/platform/vstream/driver"
 n=0
-for name in vstream-0-output vstream-0-capture cam-output cam-capture-0 cam-capture-1; do
+for name in vstream-0-output vstream-0-capture cam-output cam-capture-0 cam-capture-1 \
+	tv-output-output tv-output-capture; do
 	d=$T/sys/class/video4linux/video$n
 	mkdir -p "$d"
 	ln -s "$T/sys/devices/platform/vstream" "$d/device"
@@ -86,13 +87,19 @@ for name in vstream-0-output vstream-0-capture cam-output cam-capture-0 cam-capt
 		$((n * 10)) $s >"$d/stats"
 	n=$((n + 1))
 done
-# a node of another driver is not listed
-mkdir -p "$T/sys/class/video4linux/video9" "$T/sys/devices/other/driver"
+# a node of another driver is not listed, whatever its name
+mkdir -p "$T/sys/class/video4linux/video9" "$T/sys/bus/platform/drivers/vivid" \
+	"$T/sys/devices/platform/vivid.0"
+ln -s "$T/sys/bus/platform/drivers/vivid" "$T/sys/devices/platform/vivid.0/driver"
+ln -s "$T/sys/devices/platform/vivid.0" "$T/sys/class/video4linux/video9/device"
 echo "vstream-9-output" >"$T/sys/class/video4linux/video9/name"
 expect 0 "^cam (runtime, label \"Meeting cam\"): producer streaming at 25.00 fps" list
 expect 0 "^vstream-0 (module parameters): no producer" list
 expect 0 "cam-capture-1 *\/dev\/video4 *streaming frames 40 drops 1 zerocopy 2 copies 3" list
 if grep -q video9 "$T/out"; then echo "FAIL: listed another driver's node"; fails=$((fails + 1)); fi
+# a pipe whose name ends in -output keeps its output node
+expect 0 "tv-output-output *\/dev\/video5" list
+if grep -q "^tv-output.*no output node" "$T/out"; then echo "FAIL: tv-output lost its output"; fails=$((fails + 1)); fi
 echo 0 >"$cfg/cam/enabled"
 mkdir "$cfg/spare" && echo 0 >"$cfg/spare/enabled"
 expect 0 "^spare (runtime): disabled" list

@@ -37,6 +37,11 @@ attr() {
 }
 LOG_ERR=$(mktemp)
 
+# never CMD...: CMD must fail ("! CMD" does not stop a set -e script)
+never() {
+	if "$@"; then echo "succeeded, must not: $*"; exit 1; fi
+}
+
 case $step in
 load)
 	load_deps
@@ -81,7 +86,7 @@ del-other)
 	p=$!
 	until_ok 60 sh -c "[ \$(sed -n 's/^frames //p' /sys/class/video4linux/$(basename $(node meet-capture-1))/stats) -gt 10 ]"
 	$CTL del cam
-	! node cam-output
+	never node cam-output
 	wait $p || { cat /tmp/meet.log; exit 1; }
 	cat /tmp/meet.log
 	;;
@@ -152,10 +157,11 @@ cycles)
 		rmdir $CFG/cyc
 		i=$((i + 1))
 	done
-	! node cyc-output
+	never node cyc-output
 	;;
 concurrent)
 	# 4 processes: their own pipes, and all racing for one name
+	pids=""
 	for p in 1 2 3 4; do
 		(
 			i=0
@@ -166,8 +172,9 @@ concurrent)
 			$CTL add same >/dev/null 2>&1 && echo won >/tmp/won.$p
 			exit 0
 		) &
+		pids="$pids $!"
 	done
-	wait
+	for p in $pids; do wait $p; done
 	ls /tmp/won.* | wc -l | grep -qx 1
 	rm -f /tmp/won.*
 	loop same
@@ -181,6 +188,7 @@ hostile)
 		"h/max_width 99999" "h/max_width 8" "h/max_height 4294967297" \
 		"h/format XXXX:640x480" "h/format YUYV:641x480" "h/format YUYV:640x480@0" \
 		"h/format YUYV:640x480@30junk" "h/format YUYV:99999x480" "h/format YUYV" \
+		"h/format YUYV:4294967936x480" "h/format YUYV:640x-480" \
 		"h/enabled maybe"; do
 		set -- $kv
 		e=$(attr $1 "$2")
@@ -189,6 +197,7 @@ hostile)
 	done
 	[ "$(attr h/label "$(printf 'a\tb')")" = "Invalid argument" ]
 	[ "$(attr h/label "0123456789012345678901234567890123")" = "Invalid argument" ]
+	[ "$(attr h/label "$(printf 'caf\303\251')")" = "Invalid argument" ]
 	# a fixed size beyond a later, smaller limit: refused at enable
 	echo YUYV:1280x720 >$CFG/h/format
 	echo 640 >$CFG/h/max_width
@@ -199,10 +208,12 @@ hostile)
 	[ "$(attr h/format YUYV:320x240)" = "Device or resource busy" ]
 	rmdir $CFG/h
 	# names: reserved, too long, bad characters, via the tool too
-	! mkdir $CFG/vstream-0 2>/dev/null
-	! mkdir $CFG/abcdefghijklmnopqrstu 2>/dev/null
-	! mkdir "$CFG/a b" 2>/dev/null
-	! mkdir $CFG/.x 2>/dev/null
+	never mkdir $CFG/vstream-0
+	never mkdir $CFG/abcdefghijklmnopqrstu
+	never mkdir "$CFG/a b"
+	never mkdir $CFG/.x
+	never mkdir "$CFG/$(printf 'a\351')"
+	[ -z "$(ls -A $CFG | grep -v -x -e cam -e fix -e meet)" ]
 	set +e
 	$CTL add "a/b"; [ $? = 2 ] || exit 1
 	$CTL add cam; [ $? = 1 ] || exit 1
@@ -212,7 +223,7 @@ hostile)
 	;;
 rmmod)
 	# configured pipes pin the module; once removed it unloads
-	! rmmod vstream
+	never rmmod vstream
 	grep -q '^vstream ' /proc/modules
 	for p in $(ls $CFG); do $CTL del $p; done
 	rmmod vstream
