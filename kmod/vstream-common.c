@@ -45,7 +45,7 @@ static void vstream_node_names(struct vstream_node *node, struct v4l2_capability
 		snprintf(suffix, sizeof(suffix), " (reader %u)", node->reader);
 	/* the label gives way so the reader's number always shows */
 	room = sizeof(cap->card) - 1 - strlen(suffix);
-	snprintf(cap->card, sizeof(cap->card), "%.*s%s", room, pipe->label, suffix);
+	snprintf(cap->card, sizeof(cap->card), "%.*s%s", room, pipe->cfg.label, suffix);
 	if (node->output)
 		snprintf(cap->bus_info, sizeof(cap->bus_info), "platform:vstream-%02u-out",
 			 pipe->id);
@@ -78,10 +78,10 @@ int vstream_enum_fmt(struct file *file, void *priv, struct v4l2_fmtdesc *f)
 		if (f->index)
 			return -EINVAL;
 		vf = node->pipe->out.vfmt;
-	} else if (node->pipe->fixed) {
+	} else if (node->pipe->cfg.fixed) {
 		if (f->index)
 			return -EINVAL;
-		vf = node->pipe->fixed;
+		vf = node->pipe->cfg.fixed;
 	} else {
 		vf = vstream_format_by_index(f->index);
 		if (!vf)
@@ -112,8 +112,8 @@ static const unsigned int vstream_idle_fps[] = { 30, 25, 15 };
 static bool vstream_size_fits(const struct vstream_pipe *pipe,
 			      const struct vstream_format *vf, u32 w, u32 h)
 {
-	return w >= VSTREAM_MIN_SIZE && w <= pipe->max_width && !(w % vf->walign) &&
-	       h >= VSTREAM_MIN_SIZE && h <= pipe->max_height && !(h % vf->halign);
+	return w >= VSTREAM_MIN_SIZE && w <= pipe->cfg.max_width && !(w % vf->walign) &&
+	       h >= VSTREAM_MIN_SIZE && h <= pipe->cfg.max_height && !(h % vf->halign);
 }
 
 /*
@@ -131,11 +131,11 @@ static bool vstream_idle_size(const struct vstream_node *node,
 	bool have_prod = vstream_size_fits(pipe, vf, pw, ph);
 	unsigned int i;
 
-	if (pipe->fixed) {
-		if (index || vf != pipe->fixed)
+	if (pipe->cfg.fixed) {
+		if (index || vf != pipe->cfg.fixed)
 			return false;
-		*w = pipe->fixed_width;
-		*h = pipe->fixed_height;
+		*w = pipe->cfg.fixed_width;
+		*h = pipe->cfg.fixed_height;
 		return true;
 	}
 	if (have_prod && index-- == 0) {
@@ -165,10 +165,10 @@ static bool vstream_idle_interval(const struct vstream_node *node, unsigned int 
 	const struct v4l2_fract *prod = &node->pipe->out.tpf;
 	unsigned int i;
 
-	if (node->pipe->fixed) {
+	if (node->pipe->cfg.fixed) {
 		if (index)
 			return false;
-		*tpf = node->pipe->fixed_tpf;
+		*tpf = node->pipe->cfg.fixed_tpf;
 		return true;
 	}
 	if (index-- == 0) {
@@ -206,7 +206,7 @@ int vstream_enum_framesizes(struct file *file, void *priv,
 	vf = vstream_find_format(fsize->pixel_format);
 	if (!vf)
 		return -EINVAL;
-	if (!node->output || node->pipe->fixed) {
+	if (!node->output || node->pipe->cfg.fixed) {
 		fsize->type = V4L2_FRMSIZE_TYPE_DISCRETE;
 		if (!vstream_idle_size(node, vf, fsize->index, &fsize->discrete.width,
 				       &fsize->discrete.height))
@@ -218,10 +218,10 @@ int vstream_enum_framesizes(struct file *file, void *priv,
 		return -EINVAL;
 	fsize->type = V4L2_FRMSIZE_TYPE_STEPWISE;
 	fsize->stepwise.min_width = VSTREAM_MIN_SIZE;
-	fsize->stepwise.max_width = round_down(node->pipe->max_width, vf->walign);
+	fsize->stepwise.max_width = round_down(node->pipe->cfg.max_width, vf->walign);
 	fsize->stepwise.step_width = vf->walign;
 	fsize->stepwise.min_height = VSTREAM_MIN_SIZE;
-	fsize->stepwise.max_height = round_down(node->pipe->max_height, vf->halign);
+	fsize->stepwise.max_height = round_down(node->pipe->cfg.max_height, vf->halign);
 	fsize->stepwise.step_height = vf->halign;
 	return 0;
 }
@@ -316,7 +316,7 @@ int vstream_enum_frameintervals(struct file *file, void *priv,
 	vf = vstream_find_format(fival->pixel_format);
 	if (!vf)
 		return -EINVAL;
-	if (!node->output || node->pipe->fixed) {
+	if (!node->output || node->pipe->cfg.fixed) {
 		if (!vstream_idle_size_listed(node, vf, fival->width, fival->height) ||
 		    !vstream_idle_interval(node, fival->index, &fival->discrete))
 			return -EINVAL;
@@ -354,7 +354,7 @@ int vstream_try_fmt(struct file *file, void *priv, struct v4l2_format *f)
 		*pix = node->pipe->out.fmt;
 		return 0;
 	}
-	vf = node->pipe->fixed ?: vstream_find_format(pix->pixelformat);
+	vf = node->pipe->cfg.fixed ?: vstream_find_format(pix->pixelformat);
 	if (!vf)
 		vf = vstream_format_by_index(0);
 	/*
@@ -366,7 +366,7 @@ int vstream_try_fmt(struct file *file, void *priv, struct v4l2_format *f)
 	    pix->bytesperline == node->fmt.bytesperline)
 		pix->bytesperline = 0;
 	vstream_fill_pix(node->pipe, vf, pix, node->output);
-	if ((!node->output || node->pipe->fixed) && vstream_idle_snap_size(node, vf, pix))
+	if ((!node->output || node->pipe->cfg.fixed) && vstream_idle_snap_size(node, vf, pix))
 		vstream_fill_pix(node->pipe, vf, pix, node->output);
 	return 0;
 }
@@ -426,7 +426,7 @@ int vstream_s_parm(struct file *file, void *priv, struct v4l2_streamparm *parm)
 		tpf = node->output ? parm->parm.output.timeperframe :
 				     parm->parm.capture.timeperframe;
 		vstream_clamp_tpf(&tpf);
-		if (!node->output || node->pipe->fixed)
+		if (!node->output || node->pipe->cfg.fixed)
 			vstream_idle_snap_interval(node, &tpf);
 		node->tpf = tpf;
 	}

@@ -72,41 +72,24 @@ static ssize_t vstream_cfs_store_uint(struct config_item *item, const char *page
 	return len;
 }
 
-static ssize_t vstream_cfs_readers_show(struct config_item *item, char *page)
-{
-	return sprintf(page, "%u\n", to_cfs_pipe(item)->cfg.readers);
-}
+/* readers, max_width, max_height: numbers in [min, max] */
+#define VSTREAM_CFS_UINT_ATTR(field, min, max)					\
+static ssize_t vstream_cfs_##field##_show(struct config_item *item, char *page)	\
+{										\
+	return sprintf(page, "%u\n", to_cfs_pipe(item)->cfg.field);		\
+}										\
+										\
+static ssize_t vstream_cfs_##field##_store(struct config_item *item,		\
+					   const char *page, size_t len)	\
+{										\
+	return vstream_cfs_store_uint(item, page, len,				\
+				      &to_cfs_pipe(item)->cfg.field, min, max);	\
+}										\
+CONFIGFS_ATTR(vstream_cfs_, field)
 
-static ssize_t vstream_cfs_readers_store(struct config_item *item, const char *page,
-					 size_t len)
-{
-	return vstream_cfs_store_uint(item, page, len, &to_cfs_pipe(item)->cfg.readers,
-				      1, VSTREAM_MAX_READERS);
-}
-
-static ssize_t vstream_cfs_max_width_show(struct config_item *item, char *page)
-{
-	return sprintf(page, "%u\n", to_cfs_pipe(item)->cfg.max_width);
-}
-
-static ssize_t vstream_cfs_max_width_store(struct config_item *item, const char *page,
-					   size_t len)
-{
-	return vstream_cfs_store_uint(item, page, len, &to_cfs_pipe(item)->cfg.max_width,
-				      VSTREAM_MIN_SIZE, 16384);
-}
-
-static ssize_t vstream_cfs_max_height_show(struct config_item *item, char *page)
-{
-	return sprintf(page, "%u\n", to_cfs_pipe(item)->cfg.max_height);
-}
-
-static ssize_t vstream_cfs_max_height_store(struct config_item *item, const char *page,
-					    size_t len)
-{
-	return vstream_cfs_store_uint(item, page, len, &to_cfs_pipe(item)->cfg.max_height,
-				      VSTREAM_MIN_SIZE, 16384);
-}
+VSTREAM_CFS_UINT_ATTR(readers, 1, VSTREAM_MAX_READERS);
+VSTREAM_CFS_UINT_ATTR(max_width, VSTREAM_MIN_SIZE, 16384);
+VSTREAM_CFS_UINT_ATTR(max_height, VSTREAM_MIN_SIZE, 16384);
 
 static ssize_t vstream_cfs_label_show(struct config_item *item, char *page)
 {
@@ -237,9 +220,6 @@ static ssize_t vstream_cfs_devices_show(struct config_item *item, char *page)
 	return len;
 }
 
-CONFIGFS_ATTR(vstream_cfs_, readers);
-CONFIGFS_ATTR(vstream_cfs_, max_width);
-CONFIGFS_ATTR(vstream_cfs_, max_height);
 CONFIGFS_ATTR(vstream_cfs_, label);
 CONFIGFS_ATTR(vstream_cfs_, format);
 CONFIGFS_ATTR(vstream_cfs_, enabled);

@@ -112,15 +112,15 @@ static int vstream_node_init(struct vstream_pipe *pipe, struct vstream_node *nod
 	node->reader = reader;
 	INIT_LIST_HEAD(&node->active);
 
-	node->vfmt = pipe->fixed ?: vstream_format_by_index(0);
-	node->fmt.width = pipe->fixed ? pipe->fixed_width : 640;
-	node->fmt.height = pipe->fixed ? pipe->fixed_height : 480;
+	node->vfmt = pipe->cfg.fixed ?: vstream_format_by_index(0);
+	node->fmt.width = pipe->cfg.fixed ? pipe->cfg.fixed_width : 640;
+	node->fmt.height = pipe->cfg.fixed ? pipe->cfg.fixed_height : 480;
 	node->fmt.field = V4L2_FIELD_NONE;
 	vstream_fill_pix(pipe, node->vfmt, &node->fmt, output);
 	node->tpf.numerator = 1;
 	node->tpf.denominator = VSTREAM_FPS_DEFAULT;
-	if (pipe->fixed)
-		node->tpf = pipe->fixed_tpf;
+	if (pipe->cfg.fixed)
+		node->tpf = pipe->cfg.fixed_tpf;
 
 	ret = vstream_ctrls_init(node);
 	if (ret)
@@ -131,7 +131,7 @@ static int vstream_node_init(struct vstream_pipe *pipe, struct vstream_node *nod
 
 	if (!output) {
 		tpg_init(&node->tpg, node->fmt.width, node->fmt.height);
-		ret = tpg_alloc(&node->tpg, pipe->max_width);
+		ret = tpg_alloc(&node->tpg, pipe->cfg.max_width);
 		if (ret)
 			goto free_ctrls;
 		vstream_cap_setup_tpg(node);
@@ -139,11 +139,11 @@ static int vstream_node_init(struct vstream_pipe *pipe, struct vstream_node *nod
 	}
 
 	if (output)
-		snprintf(vdev->name, sizeof(vdev->name), "%s-output", pipe->name);
+		snprintf(vdev->name, sizeof(vdev->name), "%s-output", pipe->cfg.name);
 	else if (pipe->readers > 1)
-		snprintf(vdev->name, sizeof(vdev->name), "%s-capture-%u", pipe->name, reader);
+		snprintf(vdev->name, sizeof(vdev->name), "%s-capture-%u", pipe->cfg.name, reader);
 	else
-		snprintf(vdev->name, sizeof(vdev->name), "%s-capture", pipe->name);
+		snprintf(vdev->name, sizeof(vdev->name), "%s-capture", pipe->cfg.name);
 	vdev->fops = &vstream_fops;
 	vdev->ioctl_ops = output ? &vstream_out_ioctl_ops : &vstream_cap_ioctl_ops;
 	/* the pipe is freed with its v4l2_device, see vstream_pipe_release() */
@@ -265,20 +265,16 @@ struct vstream_pipe *vstream_pipe_create(const struct vstream_pipe_config *cfg)
 		return ERR_PTR(-ENOMEM);
 	}
 	pipe->id = id;
-	strscpy(pipe->name, cfg->name, sizeof(pipe->name));
-	strscpy(pipe->label, cfg->label[0] ? cfg->label : cfg->name, sizeof(pipe->label));
+	pipe->cfg = *cfg;
+	pipe->cfg.video_nr = NULL;
+	if (!pipe->cfg.label[0])
+		strscpy(pipe->cfg.label, cfg->name, sizeof(pipe->cfg.label));
 	pipe->readers = cfg->readers;
-	pipe->max_width = cfg->max_width;
-	pipe->max_height = cfg->max_height;
-	pipe->fixed = cfg->fixed;
-	pipe->fixed_width = cfg->fixed_width;
-	pipe->fixed_height = cfg->fixed_height;
-	pipe->fixed_tpf = cfg->fixed_tpf;
 	mutex_init(&pipe->lock);
 	init_waitqueue_head(&pipe->wait);
 	spin_lock_init(&pipe->spare_lock);
 	INIT_LIST_HEAD(&pipe->spare);
-	strscpy(pipe->v4l2_dev.name, pipe->name, sizeof(pipe->v4l2_dev.name));
+	strscpy(pipe->v4l2_dev.name, pipe->cfg.name, sizeof(pipe->v4l2_dev.name));
 	ret = v4l2_device_register(&vstream_pdev.dev, &pipe->v4l2_dev);
 	if (ret) {
 		ida_free(&vstream_ids, id);

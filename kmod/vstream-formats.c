@@ -86,8 +86,8 @@ void vstream_fill_pix(const struct vstream_pipe *pipe, const struct vstream_form
 	bool rgb = !vf->yuv;
 
 	pix->pixelformat = vf->fourcc;
-	pix->width = clamp(pix->width, (u32)VSTREAM_MIN_SIZE, pipe->max_width);
-	pix->height = clamp(pix->height, (u32)VSTREAM_MIN_SIZE, pipe->max_height);
+	pix->width = clamp(pix->width, (u32)VSTREAM_MIN_SIZE, pipe->cfg.max_width);
+	pix->height = clamp(pix->height, (u32)VSTREAM_MIN_SIZE, pipe->cfg.max_height);
 	pix->width = round_down(pix->width, vf->walign);
 	pix->height = round_down(pix->height, vf->halign);
 
@@ -99,7 +99,7 @@ void vstream_fill_pix(const struct vstream_pipe *pipe, const struct vstream_form
 		pix->sizeimage = pix->width * pix->height * 2 + 4096;
 	} else {
 		min_bpl = pix->width * vf->depth / 8;
-		max_bpl = max(min_bpl, pipe->max_width * vf->depth / 8);
+		max_bpl = max(min_bpl, pipe->cfg.max_width * vf->depth / 8);
 		/* Honour a padded stride: it lets imported buffers fit. */
 		pix->bytesperline = clamp(pix->bytesperline, min_bpl, max_bpl);
 		pix->bytesperline = ALIGN(pix->bytesperline, vf->walign);

@@ -74,6 +74,25 @@ static inline struct vstream_buffer *to_vstream_buffer(struct vb2_buffer *vb)
 	return container_of(to_vb2_v4l2_buffer(vb), struct vstream_buffer, vb);
 }
 
+/*
+ * What a pipe is made of, from module parameters or from configfs
+ * (vstream-configfs.c).  The pipe keeps a copy, constant while the pipe
+ * exists.
+ */
+struct vstream_pipe_config {
+	char name[VSTREAM_NAME_MAX + 1];
+	char label[32];
+	unsigned int readers;
+	unsigned int max_width;
+	unsigned int max_height;
+	/* set: the only format, size and interval the nodes offer */
+	const struct vstream_format *fixed;
+	u32 fixed_width;
+	u32 fixed_height;
+	struct v4l2_fract fixed_tpf;
+	const int *video_nr;		/* output, then readers; NULL: any */
+};
+
 struct vstream_pipe;
 
 struct vstream_node {
@@ -127,15 +146,7 @@ struct vstream_node {
  */
 struct vstream_pipe {
 	unsigned int id;		/* bus_info and thread name */
-	char name[VSTREAM_NAME_MAX + 1];	/* prefix of the node names */
-	char label[32];			/* card name */
-	unsigned int max_width;
-	unsigned int max_height;
-	/* set: the only format, size and interval the nodes offer */
-	const struct vstream_format *fixed;
-	u32 fixed_width;
-	u32 fixed_height;
-	struct v4l2_fract fixed_tpf;
+	struct vstream_pipe_config cfg;	/* constant; its video_nr is NULL */
 	struct v4l2_device v4l2_dev;
 	struct mutex lock;		/* see above */
 	struct vstream_node out;
@@ -157,24 +168,6 @@ struct vstream_pipe {
 	struct v4l2_pix_format last_fmt;
 	u32 last_field;
 	bool keep_last;			/* some reader wants VSTREAM_IDLE_LAST */
-};
-
-/*
- * What a pipe is made of, from module parameters or from configfs
- * (vstream-configfs.c).  The pipe copies it: it does not change once the
- * nodes exist.
- */
-struct vstream_pipe_config {
-	char name[VSTREAM_NAME_MAX + 1];
-	char label[32];
-	unsigned int readers;
-	unsigned int max_width;
-	unsigned int max_height;
-	const struct vstream_format *fixed;
-	u32 fixed_width;
-	u32 fixed_height;
-	struct v4l2_fract fixed_tpf;
-	const int *video_nr;		/* output, then readers; NULL: any */
 };
 
 /* vstream-core.c */

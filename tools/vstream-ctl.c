@@ -174,6 +174,18 @@ bad:
 	return 2;
 }
 
+/* NAME checked, configfs there, @p its directory: 0 or an exit status. */
+static int pipe_dir(const char *name, char *p, size_t size)
+{
+	int ret = check_name(name);
+
+	if (!ret)
+		ret = need_configfs();
+	if (!ret)
+		path(p, size, "kernel/config/vstream/%s", name);
+	return ret;
+}
+
 static int parse_uint(const char *s, unsigned int *v)
 {
 	char *end;
@@ -255,14 +267,9 @@ static int cmd_add(int argc, char **argv)
 		return 2;
 	}
 	name = argv[optind];
-	ret = check_name(name);
+	ret = pipe_dir(name, p, sizeof(p));
 	if (ret)
 		return ret;
-	ret = need_configfs();
-	if (ret)
-		return ret;
-
-	path(p, sizeof(p), "kernel/config/vstream/%s", name);
 	if (mkdir(p, 0755)) {
 		if (errno == EEXIST)
 			return fail("pipe \"%s\" exists (vstream-ctl list)", name);
@@ -331,13 +338,9 @@ static int cmd_del(int argc, char **argv)
 	if (reserved_name(name))
 		return fail("\"%s\" is made by the module's parameters: it goes with the module (modprobe -r vstream)",
 			    name);
-	ret = check_name(name);
+	ret = pipe_dir(name, p, sizeof(p));
 	if (ret)
 		return ret;
-	ret = need_configfs();
-	if (ret)
-		return ret;
-	path(p, sizeof(p), "kernel/config/vstream/%s", name);
 	if (stat(p, &st))
 		return fail("no pipe \"%s\" (vstream-ctl list)", name);
 	err = write_attr(name, "enabled", "0");
