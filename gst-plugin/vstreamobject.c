@@ -1021,3 +1021,36 @@ gst_vstream_uri_handler_init (gpointer g_iface, gpointer iface_data)
   iface->get_uri = uri_get_uri;
   iface->set_uri = uri_set_uri;
 }
+
+/* The device's crop bounds; FALSE if it has none (cannot crop). */
+gboolean
+gst_vstream_object_crop_bounds (GstVstreamObject * obj, struct v4l2_rect *r)
+{
+  struct v4l2_selection sel = {.type = obj->type,
+    .target = V4L2_SEL_TGT_CROP_BOUNDS
+  };
+
+  if (gst_vstream_object_ioctl (obj, VIDIOC_G_SELECTION, &sel) < 0)
+    return FALSE;
+  *r = sel.r;
+  return TRUE;
+}
+
+/* Crop to @r, or back to the default with NULL (where the device can
+ * crop at all: a device that cannot is no failure then). */
+gboolean
+gst_vstream_object_crop (GstVstreamObject * obj, const struct v4l2_rect *r)
+{
+  struct v4l2_selection sel = {.type = obj->type,
+    .target = V4L2_SEL_TGT_CROP_DEFAULT
+  };
+
+  if (!r) {
+    if (gst_vstream_object_ioctl (obj, VIDIOC_G_SELECTION, &sel) < 0)
+      return TRUE;
+  } else {
+    sel.r = *r;
+  }
+  sel.target = V4L2_SEL_TGT_CROP;
+  return gst_vstream_object_ioctl (obj, VIDIOC_S_SELECTION, &sel) == 0 || !r;
+}

@@ -151,6 +151,10 @@ gboolean gst_vstream_object_set_format (GstVstreamObject * obj,
 gboolean gst_vstream_object_get_current (GstVstreamObject * obj,
     struct v4l2_format *fmt, struct v4l2_fract *tpf);
 guint gst_vstream_object_buffer_count (GstVstreamObject * obj);
+gboolean gst_vstream_object_crop_bounds (GstVstreamObject * obj,
+    struct v4l2_rect *r);
+gboolean gst_vstream_object_crop (GstVstreamObject * obj,
+    const struct v4l2_rect *r);
 gboolean gst_vstream_object_layout_fits (GstVstreamObject * obj,
     GstCaps * caps, GstBuffer * buf);
 gboolean gst_vstream_object_copy_frame (GstVstreamObject * obj,

@@ -37,6 +37,21 @@ struct _GstVstreamSrc
   guint32 last_seq;
   guint64 processed;
   guint64 dropped;
+
+  /* crop-top, crop-left, crop-bottom, crop-right, as v4l2src has them */
+  guint crop[4];
+  struct v4l2_rect crop_bounds; /* the device's, once known */
+  struct v4l2_rect crop_rect;   /* what set_caps asks for ... */
+  gboolean apply_crop;          /* ... when TRUE; else the default */
+};
+
+enum
+{
+  PROP_CROP_TOP = GST_VSTREAM_PROP_EXTRA_CONTROLS + 1,
+  PROP_CROP_LEFT,
+  PROP_CROP_BOTTOM,
+  PROP_CROP_RIGHT,
+  PROP_CROP_BOUNDS,
 };
 
 #define gst_vstream_src_parent_class parent_class
@@ -54,7 +69,9 @@ gst_vstream_src_set_property (GObject * object, guint prop_id,
 {
   GstVstreamSrc *self = GST_VSTREAM_SRC (object);
 
-  if (!gst_vstream_object_set_property (self->obj, prop_id, value))
+  if (prop_id >= PROP_CROP_TOP && prop_id <= PROP_CROP_RIGHT)
+    self->crop[prop_id - PROP_CROP_TOP] = g_value_get_uint (value);
+  else if (!gst_vstream_object_set_property (self->obj, prop_id, value))
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
@@ -64,8 +81,65 @@ gst_vstream_src_get_property (GObject * object, guint prop_id, GValue * value,
 {
   GstVstreamSrc *self = GST_VSTREAM_SRC (object);
 
-  if (!gst_vstream_object_get_property (self->obj, prop_id, value))
+  if (prop_id >= PROP_CROP_TOP && prop_id <= PROP_CROP_RIGHT) {
+    g_value_set_uint (value, self->crop[prop_id - PROP_CROP_TOP]);
+  } else if (prop_id == PROP_CROP_BOUNDS) {
+    const gint r[4] = { self->crop_bounds.left, self->crop_bounds.top,
+      (gint) self->crop_bounds.width, (gint) self->crop_bounds.height
+    };
+    GValue v = G_VALUE_INIT;
+    guint i;
+
+    g_value_init (&v, G_TYPE_INT);
+    for (i = 0; i < 4; i++) {
+      g_value_set_int (&v, r[i]);
+      gst_value_array_append_value (value, &v);
+    }
+    g_value_unset (&v);
+  } else if (!gst_vstream_object_get_property (self->obj, prop_id, value)) {
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+  }
+}
+
+/*
+ * Crop as v4l2src does: the margins are taken from the device's crop
+ * bounds (VIDIOC_G_SELECTION), the rectangle left is set before the
+ * format (set_caps) and is the size negotiation prefers.  Margins that
+ * leave nothing, or a device without cropping, are a warning: the
+ * source goes on uncropped.
+ */
+static void
+gst_vstream_src_setup_crop (GstVstreamSrc * src)
+{
+  guint top = src->crop[0], left = src->crop[1];
+  guint bottom = src->crop[2], right = src->crop[3];
+  struct v4l2_rect *b = &src->crop_bounds;
+  gboolean want = top || left || bottom || right;
+
+  src->apply_crop = FALSE;
+  if (!gst_vstream_object_crop_bounds (src->obj, b)) {
+    if (want)
+      GST_ELEMENT_WARNING (src, RESOURCE, SETTINGS,
+          ("Device '%s' cannot crop: capturing the whole frame.",
+              src->obj->device), ("VIDIOC_G_SELECTION: %s",
+              g_strerror (errno)));
+    return;
+  }
+  g_object_notify (G_OBJECT (src), "crop-bounds");
+  if (!want)
+    return;
+  if ((guint64) left + right >= b->width || (guint64) top + bottom >= b->height) {
+    GST_ELEMENT_WARNING (src, RESOURCE, SETTINGS,
+        ("Cropping %u,%u,%u,%u (top, left, bottom, right) leaves nothing "
+            "of device '%s''s %ux%u: capturing the whole frame.", top, left,
+            bottom, right, src->obj->device, b->width, b->height), (NULL));
+    return;
+  }
+  src->crop_rect.left = b->left + left;
+  src->crop_rect.top = b->top + top;
+  src->crop_rect.width = b->width - left - right;
+  src->crop_rect.height = b->height - top - bottom;
+  src->apply_crop = TRUE;
 }
 
 static GstStateChangeReturn
@@ -125,6 +199,7 @@ gst_vstream_src_negotiate (GstBaseSrc * bsrc)
   gst_caps_unref (mine);
   if (none)
     return FALSE;
+  gst_vstream_src_setup_crop (src);
   return GST_BASE_SRC_CLASS (parent_class)->negotiate (bsrc);
 }
 
@@ -144,6 +219,11 @@ gst_vstream_src_fixate (GstBaseSrc * bsrc, GstCaps * caps)
     if (pref) {
       GstCaps *want, *both;
 
+      /* cropping: its rectangle is the size to have */
+      if (src->apply_crop) {
+        fmt.fmt.pix.width = src->crop_rect.width;
+        fmt.fmt.pix.height = src->crop_rect.height;
+      }
       gst_structure_set (pref, "width", G_TYPE_INT, fmt.fmt.pix.width,
           "height", G_TYPE_INT, fmt.fmt.pix.field == V4L2_FIELD_ALTERNATE ?
           fmt.fmt.pix.height * 2 : fmt.fmt.pix.height, NULL);
@@ -192,6 +272,12 @@ gst_vstream_src_set_caps (GstBaseSrc * bsrc, GstCaps * caps)
     return TRUE;
   /* renegotiation: stop, free the buffers, set the new format */
   gst_vstream_src_release_pool (src);
+  if (!gst_vstream_object_crop (obj, src->apply_crop ? &src->crop_rect : NULL))
+    GST_ELEMENT_WARNING (src, RESOURCE, SETTINGS,
+        ("Device '%s' refused the crop %ux%u at %d,%d: capturing the whole "
+            "frame.", obj->device, src->crop_rect.width,
+            src->crop_rect.height, src->crop_rect.left, src->crop_rect.top),
+        ("VIDIOC_S_SELECTION: %s", g_strerror (errno)));
   if (!gst_vstream_object_set_format (obj, caps))
     return FALSE;
   src->have_seq = FALSE;
@@ -499,6 +585,29 @@ gst_vstream_src_class_init (GstVstreamSrcClass * klass)
   gst_vstream_object_install_properties (gobject_class, DEFAULT_DEVICE,
       "V4L2 capture node to read",
       "frames, drops (sequence gaps), copies and zero-copy pushes");
+  {
+    static const gchar *edges[] = { "top", "left", "bottom", "right" };
+    guint i;
+
+    for (i = 0; i < G_N_ELEMENTS (edges); i++) {
+      gchar *name = g_strdup_printf ("crop-%s", edges[i]);
+      gchar *blurb = g_strdup_printf ("Pixels to crop at the %s of the "
+          "device's frame (its crop bounds)", edges[i]);
+
+      g_object_class_install_property (gobject_class, PROP_CROP_TOP + i,
+          g_param_spec_uint (name, name, blurb, 0, G_MAXUINT, 0,
+              G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY));
+      g_free (name);
+      g_free (blurb);
+    }
+  }
+  g_object_class_install_property (gobject_class, PROP_CROP_BOUNDS,
+      gst_param_spec_array ("crop-bounds", "Crop bounds",
+          "The device's crop bounds, <x, y, width, height>, once negotiating",
+          g_param_spec_int ("rect-value", "Rectangle value",
+              "x, y, width or height", G_MININT, G_MAXINT, 0,
+              G_PARAM_READABLE | G_PARAM_STATIC_STRINGS),
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
   gst_element_class_set_static_metadata (element_class,
       "vstream video source", "Source/Video",

@@ -51,6 +51,9 @@ static struct
   GHashTable *maps;             /* live mappings */
   guint fds_before;
   gint brightness, contrast, pattern;   /* its controls */
+  gboolean can_crop;
+  struct v4l2_rect crop;        /* the last S_SELECTION(CROP) */
+  guint crops;                  /* how many */
 } fake;
 
 /* The controls: a class, two integers, a menu. */
@@ -299,6 +302,26 @@ fake_ioctl (int fd, unsigned long req, void *arg)
     case VIDIOC_STREAMOFF:
       fake_streamoff ();
       break;
+    case VIDIOC_G_SELECTION:{
+      struct v4l2_selection *sel = arg;
+
+      if (!fake.can_crop || (sel->target != V4L2_SEL_TGT_CROP_BOUNDS &&
+              sel->target != V4L2_SEL_TGT_CROP_DEFAULT))
+        goto einval;
+      sel->r.left = sel->r.top = 0;
+      sel->r.width = W;
+      sel->r.height = H;
+      break;
+    }
+    case VIDIOC_S_SELECTION:{
+      struct v4l2_selection *sel = arg;
+
+      if (!fake.can_crop || sel->target != V4L2_SEL_TGT_CROP)
+        goto einval;
+      fake.crop = sel->r;
+      fake.crops++;
+      break;
+    }
     case VIDIOC_QUERYCTRL:
     case VIDIOC_QUERYMENU:
     case VIDIOC_G_CTRL:
@@ -378,6 +401,9 @@ fake_setup (void)
   fake.sequence = 0;
   fake.gap_every = 0;
   fake.interval = 0;
+  fake.can_crop = TRUE;
+  memset (&fake.crop, 0, sizeof (fake.crop));
+  fake.crops = 0;
   fake.brightness = 128;
   fake.contrast = 50;
   fake.pattern = 0;
@@ -847,6 +873,89 @@ GST_START_TEST (test_extra_controls)
 
 GST_END_TEST;
 
+/* Until @pipe streams, at most 10 s. */
+static void
+wait_playing (GstElement * pipe)
+{
+  fail_unless (gst_element_get_state (pipe, NULL, NULL, 10 * GST_SECOND) ==
+      GST_STATE_CHANGE_SUCCESS);
+}
+
+/* crop-*: the rectangle left inside the device's crop bounds is set
+ * before the format; crop-bounds reports the bounds. */
+GST_START_TEST (test_crop)
+{
+  GstElement *pipe = pipeline_playing ("vstreamsrc name=s device=" FAKE_DEV
+      " crop-left=4 crop-right=8 crop-top=2 crop-bottom=6 ! fakesink");
+  GstElement *src = gst_bin_get_by_name (GST_BIN (pipe), "s");
+  GValue bounds = G_VALUE_INIT;
+  gint want[4] = { 0, 0, W, H };
+  guint i;
+
+  wait_playing (pipe);
+  fail_unless (fake.crops >= 1);
+  fail_unless_equals_int (fake.crop.left, 4);
+  fail_unless_equals_int (fake.crop.top, 2);
+  fail_unless_equals_int (fake.crop.width, W - 12);
+  fail_unless_equals_int (fake.crop.height, H - 8);
+  g_value_init (&bounds, GST_TYPE_ARRAY);
+  g_object_get_property (G_OBJECT (src), "crop-bounds", &bounds);
+  fail_unless_equals_int (gst_value_array_get_size (&bounds), 4);
+  for (i = 0; i < 4; i++)
+    fail_unless_equals_int (g_value_get_int (gst_value_array_get_value
+            (&bounds, i)), want[i]);
+  g_value_unset (&bounds);
+  gst_object_unref (src);
+  stop_pipeline (pipe);
+  assert_device_released ();
+}
+
+GST_END_TEST;
+
+/* Margins that leave nothing, or a device that cannot crop: a warning
+ * naming it, and the whole frame (the default crop) is captured. */
+GST_START_TEST (test_crop_refused)
+{
+  static const gchar *cases[] = {
+    "crop-left=40 crop-right=30", "crop-top=1",
+  };
+  static const gchar *says[] = { "leaves nothing", "cannot crop" };
+  guint c;
+
+  for (c = 0; c < G_N_ELEMENTS (cases); c++) {
+    gchar *desc = g_strdup_printf ("vstreamsrc device=" FAKE_DEV " %s ! "
+        "fakesink", cases[c]);
+    GstElement *pipe;
+    GstBus *bus;
+    GstMessage *msg;
+    GError *err = NULL;
+
+    fake.can_crop = c == 0;
+    fake.crops = 0;
+    pipe = pipeline_playing (desc);
+    wait_playing (pipe);
+    bus = gst_element_get_bus (pipe);
+    msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+    fail_unless (msg != NULL, "%s: no warning", cases[c]);
+    gst_message_parse_warning (msg, &err, NULL);
+    fail_unless (strstr (err->message, says[c]) &&
+        strstr (err->message, FAKE_DEV), "%s", err->message);
+    g_error_free (err);
+    gst_message_unref (msg);
+    if (fake.can_crop) {
+      /* reset to the default, the whole frame */
+      fail_unless_equals_int (fake.crop.width, W);
+      fail_unless_equals_int (fake.crop.height, H);
+    }
+    gst_object_unref (bus);
+    stop_pipeline (pipe);
+    g_free (desc);
+  }
+  assert_device_released ();
+}
+
+GST_END_TEST;
+
 static Suite *
 vstream_lifetime_suite (void)
 {
@@ -873,6 +982,8 @@ vstream_lifetime_suite (void)
   tcase_add_test (tc, test_qos_running_time);
   tcase_add_test (tc, test_color_balance);
   tcase_add_test (tc, test_extra_controls);
+  tcase_add_test (tc, test_crop);
+  tcase_add_test (tc, test_crop_refused);
   return s;
 }
 

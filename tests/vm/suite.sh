@@ -234,6 +234,16 @@ run "extra-controls set vivid's brightness and vstream's Frames Without Producer
 	 v4l2-ctl -d $VSTREAM_CAP1 -C frames_without_producer | tee /dev/stderr |
 		grep -q "frames_without_producer: 1" &&
 	 v4l2-ctl -d $VSTREAM_CAP1 -c frames_without_producer=0'
+# crop-* on vivid (it crops and scales): the rectangle left is what arrives
+run "crop-left/right/top/bottom on vivid: 440x400 of its 640x480 arrive" sh -c \
+	'v4l2-ctl -d $VSTREAM_VIVID -v width=640,height=480,pixelformat=YUYV &&
+	 gst-launch-1.0 -v vstreamsrc device=$VSTREAM_VIVID num-buffers=3 crop-left=100 \
+		crop-right=100 crop-top=40 crop-bottom=40 ! fakesink >/tmp/crop.out 2>&1;
+	 r=$?; grep caps /tmp/crop.out | head -3;
+	 v4l2-ctl -d $VSTREAM_VIVID --get-selection target=crop | tee /tmp/crop.sel;
+	 v4l2-ctl -d $VSTREAM_VIVID --set-selection target=crop,left=0,top=0,width=640,height=480;
+	 [ $r = 0 ] && grep -q "width=(int)440, height=(int)400" /tmp/crop.out &&
+	 grep -q "Left 100, Top 40, Width 440, Height 400" /tmp/crop.sel'
 
 # pipelines/: each recipe against the device, results checked.
 P=$S/pipelines
