@@ -8,6 +8,8 @@
 #include "config.h"
 #endif
 
+#include <gst/allocators/allocators.h>
+
 #include "vstreamformats.h"
 
 static const GstVstreamFormat formats[] = {
@@ -289,6 +291,10 @@ gst_vstream_all_caps (void)
       gst_caps_append_structure_full (caps, s, feat);
     }
   }
+#if GST_CHECK_VERSION(1, 24, 0)
+  /* what the dma-buf io-modes also offer (vstreamobject.c, add_dma_drm) */
+  gst_caps_append (caps, gst_caps_from_string (GST_VIDEO_DMA_DRM_CAPS_MAKE));
+#endif
   return caps;
 }
 

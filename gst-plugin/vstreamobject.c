@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <gst/base/gstbasesink.h>
+#include <gst/allocators/allocators.h>
 
 #include "vstreamobject.h"
 #include "vstreamcontrols.h"
@@ -640,16 +641,78 @@ gst_vstream_object_probe_caps (GstVstreamObject * obj)
   return gst_caps_ref (obj->probed_caps);
 }
 
+#if GST_CHECK_VERSION(1, 24, 0)
+/*
+ * GStreamer >= 1.24 negotiates dma-bufs as video/x-raw(memory:DMABuf),
+ * format=DMA_DRM, drm-format=FOURCC[:MODIFIER].  In the dma-buf io-modes
+ * each system-memory structure gets such a twin (linear: V4L2 single-plane
+ * buffers have no modifier), after the system ones so that pipelines that
+ * map the memory negotiate as before, and consumers that need dma-bufs
+ * (VA, GL, Wayland, v4l2codecs) link without a download.
+ */
+static GstCaps *
+add_dma_drm (GstCaps * caps)
+{
+  GstCaps *drm = gst_caps_new_empty ();
+  guint i, n = gst_caps_get_size (caps);
+
+  for (i = 0; i < n; i++) {
+    GstStructure *s = gst_caps_get_structure (caps, i);
+    const gchar *fmt = gst_structure_get_string (s, "format");
+    GstVideoFormat vf = fmt ? gst_video_format_from_string (fmt) :
+        GST_VIDEO_FORMAT_UNKNOWN;
+    guint32 fourcc = gst_video_dma_drm_fourcc_from_format (vf);
+    GstCapsFeatures *f = gst_caps_get_features (caps, i);
+    GstStructure *d;
+    gchar *name;
+
+    if (!gst_structure_has_name (s, "video/x-raw") || !fourcc ||
+        (f && !gst_caps_features_is_any (f) &&
+            gst_caps_features_contains (f,
+                GST_CAPS_FEATURE_FORMAT_INTERLACED)))
+      continue;
+    name = gst_video_dma_drm_fourcc_to_string (fourcc, 0);
+    d = gst_structure_copy (s);
+    gst_structure_set (d, "format", G_TYPE_STRING, "DMA_DRM",
+        "drm-format", G_TYPE_STRING, name, NULL);
+    g_free (name);
+    gst_caps_append_structure_full (drm, d,
+        gst_caps_features_new (GST_CAPS_FEATURE_MEMORY_DMABUF, NULL));
+  }
+  return gst_caps_merge (caps, drm);
+}
+
+/* DMA_DRM caps as the system-memory caps they stand for; NULL if not. */
+static GstCaps *
+plain_from_dma_drm (GstCaps * caps)
+{
+  GstVideoInfoDmaDrm drm;
+  GstVideoInfo info;
+
+  if (!gst_video_is_dma_drm_caps (caps) ||
+      !gst_video_info_dma_drm_from_caps (&drm, caps) ||
+      !gst_video_info_dma_drm_to_video_info (&drm, &info))
+    return NULL;
+  return gst_video_info_to_caps (&info);
+}
+#endif
+
 GstCaps *
 gst_vstream_object_get_caps (GstVstreamObject * obj, GstCaps * filter,
     GstPadTemplate * templ)
 {
   GstCaps *caps, *tmp;
 
-  if (!gst_vstream_object_is_open (obj))
+  if (!gst_vstream_object_is_open (obj)) {
     caps = gst_pad_template_get_caps (templ);
-  else
+  } else {
     caps = gst_vstream_object_probe_caps (obj);
+#if GST_CHECK_VERSION(1, 24, 0)
+    if (obj->req_mode == GST_VSTREAM_IO_DMABUF ||
+        obj->req_mode == GST_VSTREAM_IO_DMABUF_IMPORT)
+      caps = add_dma_drm (caps);
+#endif
+  }
   if (filter) {
     tmp = gst_caps_intersect_full (filter, caps, GST_CAPS_INTERSECT_FIRST);
     gst_caps_unref (caps);
@@ -692,8 +755,35 @@ colorimetry_from_caps (GstCaps * caps, struct v4l2_pix_format *pix)
     gst_vstream_colorimetry_to_v4l2 (&info.colorimetry, pix);
 }
 
+static gboolean set_format (GstVstreamObject * obj, GstCaps * caps);
+
 gboolean
 gst_vstream_object_set_format (GstVstreamObject * obj, GstCaps * caps)
+{
+#if GST_CHECK_VERSION(1, 24, 0)
+  GstCaps *plain = plain_from_dma_drm (caps);
+
+  if (plain) {
+    gboolean ok;
+
+    GST_INFO_OBJECT (obj->element, "%s: DMA_DRM caps, as %" GST_PTR_FORMAT,
+        obj->device, plain);
+    ok = set_format (obj, plain);
+    gst_caps_unref (plain);
+    return ok;
+  }
+  if (gst_video_is_dma_drm_caps (caps)) {
+    GST_ELEMENT_ERROR (obj->element, CORE, NEGOTIATION,
+        ("Device '%s' cannot handle caps %" GST_PTR_FORMAT, obj->device,
+            caps), ("a DRM format without a linear GStreamer equivalent"));
+    return FALSE;
+  }
+#endif
+  return set_format (obj, caps);
+}
+
+static gboolean
+set_format (GstVstreamObject * obj, GstCaps * caps)
 {
   GstStructure *s = gst_caps_get_structure (caps, 0);
   const GstVstreamFormat *f = gst_vstream_format_from_structure (s);

@@ -258,7 +258,10 @@ fake_ioctl (int fd, unsigned long req, void *arg)
     case VIDIOC_REQBUFS:{
       struct v4l2_requestbuffers *r = arg;
 
-      if (r->memory != V4L2_MEMORY_MMAP && r->memory != V4L2_MEMORY_USERPTR)
+      /* DMABUF: a dmabuf-import sink allocates before it sees what
+       * upstream sends (it falls back to MMAP for system memory) */
+      if (r->memory != V4L2_MEMORY_MMAP && r->memory != V4L2_MEMORY_USERPTR &&
+          r->memory != V4L2_MEMORY_DMABUF)
         goto einval;
       fake.memory = r->memory;
       /* the old buffers' pages stay with their mappings */
@@ -956,6 +959,73 @@ GST_START_TEST (test_crop_refused)
 
 GST_END_TEST;
 
+#if GST_CHECK_VERSION(1, 24, 0)
+/* Does @caps hold a memory:DMABuf DMA_DRM structure of drm-format @drm? */
+static gboolean
+has_dma_drm (GstCaps * caps, const gchar * drm)
+{
+  guint i;
+
+  for (i = 0; i < gst_caps_get_size (caps); i++) {
+    GstStructure *s = gst_caps_get_structure (caps, i);
+    GstCapsFeatures *f = gst_caps_get_features (caps, i);
+
+    if (gst_caps_features_contains (f, "memory:DMABuf") &&
+        !g_strcmp0 (gst_structure_get_string (s, "format"), "DMA_DRM") &&
+        !g_strcmp0 (gst_structure_get_string (s, "drm-format"), drm))
+      return TRUE;
+  }
+  return FALSE;
+}
+
+/* GStreamer >= 1.24: the dma-buf io-modes offer DMA_DRM caps (the others
+ * do not), and the sink takes them: a frame negotiated so goes through. */
+GST_START_TEST (test_dma_drm_caps)
+{
+  static const gchar *modes[] = { "dmabuf", "mmap" };
+  GstHarness *h;
+  GstBuffer *buf;
+  GstElement *sink;
+  guint m;
+
+  for (m = 0; m < G_N_ELEMENTS (modes); m++) {
+    GstElement *src = gst_element_factory_make ("vstreamsrc", NULL);
+    GstPad *pad = gst_element_get_static_pad (src, "src");
+    GstCaps *caps;
+
+    g_object_set (src, "device", FAKE_DEV, NULL);
+    gst_util_set_object_arg (G_OBJECT (src), "io-mode", modes[m]);
+    fail_unless_equals_int (gst_element_set_state (src, GST_STATE_READY),
+        GST_STATE_CHANGE_SUCCESS);
+    caps = gst_pad_query_caps (pad, NULL);
+    fail_unless (has_dma_drm (caps, "YUYV") == (m == 0),
+        "io-mode %s: %" GST_PTR_FORMAT, modes[m], caps);
+    gst_caps_unref (caps);
+    gst_object_unref (pad);
+    gst_element_set_state (src, GST_STATE_NULL);
+    gst_object_unref (src);
+  }
+
+  fake.output = TRUE;
+  h = gst_harness_new_parse ("vstreamsink device=" FAKE_DEV
+      " io-mode=dmabuf-import sync=false enable-last-sample=false");
+  gst_harness_play (h);
+  gst_harness_set_src_caps_str (h, "video/x-raw(memory:DMABuf),"
+      "format=DMA_DRM,drm-format=YUYV,width=64,height=48,framerate=30/1");
+  /* system memory: no dma-buf to import, so the sink copies */
+  buf = gst_buffer_new_allocate (NULL, SIZEIMAGE, NULL);
+  gst_buffer_memset (buf, 0, 0x5a, SIZEIMAGE);
+  fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_OK);
+  sink = harness_element (h, "vstreamsink");
+  fail_unless_equals_int (stat_of (sink, "copies"), 1);
+  gst_object_unref (sink);
+  gst_harness_teardown (h);
+  assert_device_released ();
+}
+
+GST_END_TEST;
+#endif
+
 static Suite *
 vstream_lifetime_suite (void)
 {
@@ -984,6 +1054,9 @@ vstream_lifetime_suite (void)
   tcase_add_test (tc, test_extra_controls);
   tcase_add_test (tc, test_crop);
   tcase_add_test (tc, test_crop_refused);
+#if GST_CHECK_VERSION(1, 24, 0)
+  tcase_add_test (tc, test_dma_drm_caps);
+#endif
   return s;
 }
 

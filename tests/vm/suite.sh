@@ -245,6 +245,33 @@ run "crop-left/right/top/bottom on vivid: 440x400 of its 640x480 arrive" sh -c \
 	 [ $r = 0 ] && grep -q "width=(int)440, height=(int)400" /tmp/crop.out &&
 	 grep -q "Left 100, Top 40, Width 440, Height 400" /tmp/crop.sel'
 
+# DMA_DRM caps (GStreamer >= 1.24): an orange producer on pipe 0, a relay
+# that must negotiate video/x-raw(memory:DMABuf),format=DMA_DRM from pipe
+# 0's reader (io-mode=dmabuf) into pipe 1 (dmabuf-import); pipe 1's reader
+# must see orange
+dma_drm() {
+	gst-launch-1.0 -q videotestsrc pattern=solid-color foreground-color=0xffff8000 ! \
+		video/x-raw,format=YUY2,width=320,height=240,framerate=30/1 ! \
+		vstreamsink device=$OUT0 >/tmp/drm-p.log 2>&1 &
+	p=$!
+	gst-launch-1.0 vstreamsrc device=$CAP00 io-mode=dmabuf ! \
+		"video/x-raw(memory:DMABuf),format=DMA_DRM,drm-format=YUYV" ! \
+		vstreamsink device=$OUT1 io-mode=dmabuf-import >/tmp/drm-r.log 2>&1 &
+	r=$!
+	b=$(frames $OUT1)
+	wait_frames $OUT1 $((b + 10)) 120; ok=$?
+	[ $ok = 0 ] && v4l2-ctl -d $CAP10 --stream-mmap --stream-count=4 --stream-to=/tmp/drm.yuyv
+	kill $r $p; wait $r $p 2>/dev/null
+	cat /tmp/drm-r.log
+	[ $ok = 0 ] && python3 $S/tests/vm/picture.py flat /tmp/drm.yuyv 320 240
+}
+if gst-launch-1.0 --version | grep -qE "GStreamer 1\.(2[4-9]|[3-9][0-9])"; then
+	run "DMA_DRM caps: dmabuf reader -> DMA_DRM -> dmabuf-import sink, orange arrives" dma_drm
+else
+	n=$((n + 1))
+	echo "ok $n - DMA_DRM caps # SKIP GStreamer $(gst-launch-1.0 --version | sed -n 's/.*GStreamer //p') < 1.24"
+fi
+
 # pipelines/: each recipe against the device, results checked.
 P=$S/pipelines
 OUTN=$(basename $OUT0)
