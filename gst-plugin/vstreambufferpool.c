@@ -883,7 +883,10 @@ gst_vstream_buffer_pool_maybe_copy (GstVstreamBufferPool * pool,
     gst_vstream_object_count (pool->obj, 0, 0, 0, 1);
     return GST_FLOW_OK;
   }
-  if (gst_vstream_buffer_pool_queued (pool) > 0) {
+  /* a copy would be system memory, which memory:DMABuf caps forbid: push
+   * the driver's; until downstream returns one only this reader drops */
+  if (gst_vstream_buffer_pool_queued (pool) > 0 ||
+      gst_vstream_object_dmabuf_caps (pool->obj)) {
     gst_vstream_object_count (pool->obj, 0, 0, 0, 1);
     return GST_FLOW_OK;
   }

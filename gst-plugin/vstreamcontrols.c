@@ -106,10 +106,12 @@ apply_one (GQuark field, const GValue * value, gpointer data)
     return TRUE;
   }
   if (gst_vstream_object_ioctl (obj, VIDIOC_S_CTRL, &c) < 0) {
+    gint err = errno;
+
     shown = gst_value_serialize (value);
     GST_VSTREAM_ELEMENT_WARNING (obj, RESOURCE, SETTINGS,
         ("Could not set control '%s' of device '%s' to %s.", name,
-            obj->device, shown), ("VIDIOC_S_CTRL: %s", g_strerror (errno)));
+            obj->device, shown), ("VIDIOC_S_CTRL: %s", g_strerror (err)));
     g_free (shown);
     return TRUE;
   }
@@ -117,6 +119,7 @@ apply_one (GQuark field, const GValue * value, gpointer data)
   return TRUE;
 }
 
+/* Called with obj->controls_lock held. */
 void
 gst_vstream_controls_apply (GstVstreamObject * obj)
 {
@@ -195,13 +198,18 @@ balance_set_value (GstColorBalance * balance, GstColorBalanceChannel * ch,
     .id = GPOINTER_TO_UINT (g_object_get_qdata (G_OBJECT (ch), cid_quark ())),
     .value = value,
   };
+  gint ret = -1, err = EBADF;
 
-  if (obj->fd < 0 || !c.id)
-    return;
-  if (gst_vstream_object_ioctl (obj, VIDIOC_S_CTRL, &c) < 0) {
+  g_mutex_lock (&obj->controls_lock);
+  if (obj->fd >= 0 && c.id) {
+    ret = gst_vstream_object_ioctl (obj, VIDIOC_S_CTRL, &c);
+    err = errno;
+  }
+  g_mutex_unlock (&obj->controls_lock);
+  if (ret < 0) {
     GST_VSTREAM_ELEMENT_WARNING (obj, RESOURCE, SETTINGS,
         ("Could not set %s of device '%s' to %d.", ch->label, obj->device,
-            value), ("VIDIOC_S_CTRL: %s", g_strerror (errno)));
+            value), ("VIDIOC_S_CTRL: %s", g_strerror (err)));
     return;
   }
   gst_color_balance_value_changed (balance, ch, value);
@@ -214,11 +222,13 @@ balance_get_value (GstColorBalance * balance, GstColorBalanceChannel * ch)
   struct v4l2_control c = {
     .id = GPOINTER_TO_UINT (g_object_get_qdata (G_OBJECT (ch), cid_quark ())),
   };
+  gint ret = -1;
 
-  if (obj->fd < 0 || !c.id ||
-      gst_vstream_object_ioctl (obj, VIDIOC_G_CTRL, &c) < 0)
-    return ch->min_value;
-  return c.value;
+  g_mutex_lock (&obj->controls_lock);
+  if (obj->fd >= 0 && c.id)
+    ret = gst_vstream_object_ioctl (obj, VIDIOC_G_CTRL, &c);
+  g_mutex_unlock (&obj->controls_lock);
+  return ret < 0 ? ch->min_value : c.value;
 }
 
 static GstColorBalanceType

@@ -86,21 +86,6 @@ gst_vstream_device_init (GstVstreamDevice * dev)
 {
 }
 
-/* Is /dev/@entry a node of the vstream driver?  Asks sysfs only. */
-static gboolean
-is_vstream_node (const gchar * entry)
-{
-  gchar *link = g_strdup_printf ("/sys/class/video4linux/%s/device/driver",
-      entry);
-  gchar *target = g_file_read_link (link, NULL);
-  gboolean yes = target && g_str_equal (strrchr (target, '/') ?
-      strrchr (target, '/') + 1 : target, "vstream");
-
-  g_free (target);
-  g_free (link);
-  return yes;
-}
-
 /* "<pipe>-output", "<pipe>-capture" or "<pipe>-capture-<reader>": the
  * pipe's name and the reader's index; FALSE for other names. */
 static gboolean
@@ -211,7 +196,7 @@ gst_vstream_device_provider_probe (GstDeviceProvider * provider)
   if (!dir)
     return NULL;
   while ((entry = g_dir_read_name (dir)))
-    if (g_str_has_prefix (entry, "video") && is_vstream_node (entry))
+    if (g_str_has_prefix (entry, "video") && gst_vstream_sysfs_node_is_vstream (entry))
       g_ptr_array_add (paths, g_strconcat ("/dev/", entry, NULL));
   g_dir_close (dir);
   for (i = 0; i < paths->len; i++) {

@@ -100,12 +100,14 @@ gst_vstream_object_set_property (GstVstreamObject * obj, guint prop_id,
       obj->device = g_value_dup_string (value);
       return TRUE;
     case GST_VSTREAM_PROP_EXTRA_CONTROLS:
+      g_mutex_lock (&obj->controls_lock);
       g_clear_pointer (&obj->extra_controls, gst_structure_free);
       if (gst_value_get_structure (value))
         obj->extra_controls = gst_structure_copy (gst_value_get_structure
             (value));
       /* while playing too (as v4l2src since 1.28) */
       gst_vstream_controls_apply (obj);
+      g_mutex_unlock (&obj->controls_lock);
       return TRUE;
     case GST_VSTREAM_PROP_IO_MODE:
       obj->req_mode = g_value_get_enum (value);
@@ -130,7 +132,9 @@ gst_vstream_object_get_property (GstVstreamObject * obj, guint prop_id,
       g_value_set_string (value, obj->device_name);
       return TRUE;
     case GST_VSTREAM_PROP_EXTRA_CONTROLS:
+      g_mutex_lock (&obj->controls_lock);
       gst_value_set_structure (value, obj->extra_controls);
+      g_mutex_unlock (&obj->controls_lock);
       return TRUE;
     case GST_VSTREAM_PROP_IO_MODE:
       g_value_set_enum (value, obj->req_mode);
@@ -201,6 +205,7 @@ gst_vstream_object_new (GstElement * element, enum v4l2_buf_type type,
   obj->ioctl = hooks.ioctl ? hooks.ioctl : default_ioctl;
   obj->min_buffers = 4;
   g_mutex_init (&obj->stats_lock);
+  g_mutex_init (&obj->controls_lock);
   g_object_set_qdata (G_OBJECT (element), object_quark (), obj);
   return obj;
 }
@@ -225,6 +230,7 @@ gst_vstream_object_unref (GstVstreamObject * obj)
     return;
   gst_vstream_object_close (obj);
   g_mutex_clear (&obj->stats_lock);
+  g_mutex_clear (&obj->controls_lock);
   g_clear_pointer (&obj->extra_controls, gst_structure_free);
   g_free (obj->device);
   g_free (obj);
@@ -325,8 +331,10 @@ gst_vstream_object_open (GstVstreamObject * obj)
   }
   GST_INFO_OBJECT (obj->element, "opened %s (%s), caps 0x%08x", obj->device,
       obj->device_name, caps);
+  g_mutex_lock (&obj->controls_lock);
   gst_vstream_controls_probe (obj);
   gst_vstream_controls_apply (obj);
+  g_mutex_unlock (&obj->controls_lock);
   return TRUE;
 
 fail:
@@ -352,14 +360,17 @@ gst_vstream_object_source_changed (GstVstreamObject * obj)
 void
 gst_vstream_object_close (GstVstreamObject * obj)
 {
+  g_mutex_lock (&obj->controls_lock);
   if (obj->fd >= 0)
     close (obj->fd);
   obj->fd = -1;
+  gst_vstream_controls_clear (obj);
+  g_mutex_unlock (&obj->controls_lock);
   obj->watch_source = FALSE;
   gst_caps_replace (&obj->probed_caps, NULL);
   gst_caps_replace (&obj->caps, NULL);
+  gst_caps_replace (&obj->nego_caps, NULL);
   g_clear_pointer (&obj->device_name, g_free);
-  gst_vstream_controls_clear (obj);
 }
 
 static int
@@ -708,8 +719,9 @@ gst_vstream_object_get_caps (GstVstreamObject * obj, GstCaps * filter,
   } else {
     caps = gst_vstream_object_probe_caps (obj);
 #if GST_CHECK_VERSION(1, 24, 0)
-    if (obj->req_mode == GST_VSTREAM_IO_DMABUF ||
-        obj->req_mode == GST_VSTREAM_IO_DMABUF_IMPORT)
+    /* the modes that move dma-bufs: a source's export, a sink's import */
+    if (obj->req_mode == (is_output (obj) ? GST_VSTREAM_IO_DMABUF_IMPORT :
+            GST_VSTREAM_IO_DMABUF))
       caps = add_dma_drm (caps);
 #endif
   }
@@ -757,19 +769,22 @@ colorimetry_from_caps (GstCaps * caps, struct v4l2_pix_format *pix)
 
 static gboolean set_format (GstVstreamObject * obj, GstCaps * caps);
 
+/* Sets obj->caps to the system-memory caps @caps stand for (DMA_DRM caps
+ * since GStreamer 1.24), obj->nego_caps to @caps. */
 gboolean
 gst_vstream_object_set_format (GstVstreamObject * obj, GstCaps * caps)
 {
+  gboolean ok;
 #if GST_CHECK_VERSION(1, 24, 0)
   GstCaps *plain = plain_from_dma_drm (caps);
 
   if (plain) {
-    gboolean ok;
-
     GST_INFO_OBJECT (obj->element, "%s: DMA_DRM caps, as %" GST_PTR_FORMAT,
         obj->device, plain);
     ok = set_format (obj, plain);
     gst_caps_unref (plain);
+    if (ok)
+      gst_caps_replace (&obj->nego_caps, caps);
     return ok;
   }
   if (gst_video_is_dma_drm_caps (caps)) {
@@ -779,7 +794,22 @@ gst_vstream_object_set_format (GstVstreamObject * obj, GstCaps * caps)
     return FALSE;
   }
 #endif
-  return set_format (obj, caps);
+  ok = set_format (obj, caps);
+  if (ok)
+    gst_caps_replace (&obj->nego_caps, caps);
+  return ok;
+}
+
+/* Were memory:DMABuf caps negotiated (no system-memory copy may go out)? */
+gboolean
+gst_vstream_object_dmabuf_caps (GstVstreamObject * obj)
+{
+  GstCapsFeatures *f;
+
+  if (!obj->nego_caps || gst_caps_is_empty (obj->nego_caps))
+    return FALSE;
+  f = gst_caps_get_features (obj->nego_caps, 0);
+  return f && gst_caps_features_contains (f, GST_CAPS_FEATURE_MEMORY_DMABUF);
 }
 
 static gboolean
@@ -977,12 +1007,35 @@ gst_vstream_object_copy_frame (GstVstreamObject * obj, GstCaps * caps,
  * nodes' sysfs names (PIPE-output, PIPE-capture[-N]) under
  * $VSTREAM_SYSFS or /sys, so a name works whatever /dev/videoN it got.
  */
+static const gchar *
+sysfs_root (void)
+{
+  const gchar *root = g_getenv ("VSTREAM_SYSFS");
+
+  return root && *root ? root : "/sys";
+}
+
+/* Is video node @node (videoN) the vstream driver's?  Asks sysfs only. */
+gboolean
+gst_vstream_sysfs_node_is_vstream (const gchar * node)
+{
+  gchar *link = g_build_filename (sysfs_root (), "class", "video4linux", node,
+      "device", "driver", NULL);
+  gchar *target = g_file_read_link (link, NULL);
+  gchar *base = target ? g_path_get_basename (target) : NULL;
+  gboolean yes = base && g_str_equal (base, "vstream");
+
+  g_free (base);
+  g_free (target);
+  g_free (link);
+  return yes;
+}
+
 static gchar *
 find_node_by_name (const gchar * want)
 {
-  const gchar *root = g_getenv ("VSTREAM_SYSFS");
-  gchar *dirname = g_build_filename (root && *root ? root : "/sys",
-      "class", "video4linux", NULL);
+  gchar *dirname = g_build_filename (sysfs_root (), "class", "video4linux",
+      NULL);
   GDir *dir = g_dir_open (dirname, 0, NULL);
   const gchar *entry;
   gchar *found = NULL;
@@ -992,7 +1045,8 @@ find_node_by_name (const gchar * want)
     gchar *name = NULL;
 
     if (g_file_get_contents (file, &name, NULL, NULL) &&
-        g_str_equal (g_strstrip (name), want))
+        g_str_equal (g_strstrip (name), want) &&
+        gst_vstream_sysfs_node_is_vstream (entry))
       found = g_strconcat ("/dev/", entry, NULL);
     g_free (name);
     g_free (file);
@@ -1088,9 +1142,15 @@ uri_set_uri (GstURIHandler * handler, const gchar * uri, GError ** error)
 {
   gchar *path;
 
-  if (GST_STATE (handler) > GST_STATE_READY) {
+  GstState state;
+
+  GST_OBJECT_LOCK (handler);
+  state = GST_STATE (handler);
+  GST_OBJECT_UNLOCK (handler);
+  /* in READY the old node is open already */
+  if (state != GST_STATE_NULL) {
     g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_STATE,
-        "the device can change only in the NULL or READY state");
+        "the device can change only in the NULL state");
     return FALSE;
   }
   path = uri_to_device (uri, GST_IS_BASE_SINK (handler), error);

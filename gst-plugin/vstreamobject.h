@@ -69,13 +69,18 @@ struct _GstVstreamObject
   guint min_buffers;            /* property; the device may ask for more */
   GstCaps *probed_caps;
 
-  /* The negotiated format */
+  /* The negotiated format: caps as negotiated, and as system-memory caps
+   * (what they stand for when DMA_DRM; the same caps otherwise) */
+  GstCaps *nego_caps;
   GstCaps *caps;
   struct v4l2_format format;
   GstVideoInfo info;
   struct v4l2_fract tpf;
   guint generation;             /* bumped by every REQBUFS that allocates */
   gboolean watch_source;        /* subscribed to V4L2_EVENT_SOURCE_CHANGE */
+  /* controls_lock: extra_controls and channels, and fd against close()
+   * while a control is set from the application's thread */
+  GMutex controls_lock;
   GstStructure *extra_controls; /* property; applied at open and when set */
   GList *channels;              /* GstColorBalanceChannels, while open */
 
@@ -151,6 +156,8 @@ gboolean gst_vstream_object_set_format (GstVstreamObject * obj,
 gboolean gst_vstream_object_get_current (GstVstreamObject * obj,
     struct v4l2_format *fmt, struct v4l2_fract *tpf);
 guint gst_vstream_object_buffer_count (GstVstreamObject * obj);
+gboolean gst_vstream_object_dmabuf_caps (GstVstreamObject * obj);
+gboolean gst_vstream_sysfs_node_is_vstream (const gchar * node);
 gboolean gst_vstream_object_crop_bounds (GstVstreamObject * obj,
     struct v4l2_rect *r);
 gboolean gst_vstream_object_crop (GstVstreamObject * obj,

@@ -142,7 +142,7 @@ gst_vstream_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
   GstVstreamSink *sink = GST_VSTREAM_SINK (bsink);
   GstVstreamObject *obj = sink->obj;
 
-  if (sink->pool && obj->caps && gst_caps_is_equal (caps, obj->caps))
+  if (sink->pool && obj->nego_caps && gst_caps_is_equal (caps, obj->nego_caps))
     return TRUE;
   /* renegotiation: drain, stop, free, set the new format */
   if (sink->pool)
@@ -154,7 +154,7 @@ gst_vstream_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
   if (obj->mode == GST_VSTREAM_IO_RW)
     return TRUE;
   /* Activated by upstream if it takes the pool, else at the first frame */
-  sink->pool = gst_vstream_buffer_pool_new (obj, caps);
+  sink->pool = gst_vstream_buffer_pool_new (obj, obj->caps);
   return TRUE;
 }
 
@@ -188,8 +188,8 @@ gst_vstream_sink_propose_allocation (GstBaseSink * bsink, GstQuery * query)
 
   gst_query_parse_allocation (query, &caps, &need_pool);
   gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
-  if (!sink->pool || !need_pool || !caps || !obj->caps ||
-      !gst_caps_is_equal (caps, obj->caps))
+  if (!sink->pool || !need_pool || !caps || !obj->nego_caps ||
+      !gst_caps_is_equal (caps, obj->nego_caps))
     return TRUE;
   /* mmap/dmabuf: upstream renders into the driver's buffers */
   if (obj->mode == GST_VSTREAM_IO_MMAP || obj->mode == GST_VSTREAM_IO_DMABUF)
@@ -260,8 +260,9 @@ write_frame (GstVstreamSink * sink, GstBuffer * buf)
   GstMapInfo map;
 
   if (!encoded && !gst_vstream_object_layout_fits (obj, obj->caps, buf)) {
+    /* obj->info.size: sizeimage, or more if the planes need it */
     if (!sink->scratch)
-      sink->scratch = gst_buffer_new_allocate (NULL, size, NULL);
+      sink->scratch = gst_buffer_new_allocate (NULL, obj->info.size, NULL);
     if (!gst_vstream_object_copy_frame (obj, obj->caps, buf, sink->scratch)) {
       GST_ELEMENT_ERROR (sink, STREAM, FORMAT,
           ("Could not copy a frame for device '%s'.", obj->device), (NULL));
@@ -269,8 +270,11 @@ write_frame (GstVstreamSink * sink, GstBuffer * buf)
     }
     frame = sink->scratch;
   }
-  if (!gst_buffer_map (frame, &map, GST_MAP_READ))
+  if (!gst_buffer_map (frame, &map, GST_MAP_READ)) {
+    GST_ELEMENT_ERROR (sink, RESOURCE, READ,
+        ("Could not read a frame for device '%s'.", obj->device), (NULL));
     return GST_FLOW_ERROR;
+  }
   ret = write_all (sink, map.data, encoded ? MIN (map.size, size) : size);
   gst_buffer_unmap (frame, &map);
   if (ret == GST_FLOW_OK)
@@ -337,6 +341,7 @@ gst_vstream_sink_stop (GstBaseSink * bsink)
   gst_vstream_sink_release_pool (sink);
   gst_clear_buffer (&sink->scratch);
   gst_caps_replace (&sink->obj->caps, NULL);
+  gst_caps_replace (&sink->obj->nego_caps, NULL);
   return TRUE;
 }
 

@@ -268,7 +268,7 @@ gst_vstream_src_set_caps (GstBaseSrc * bsrc, GstCaps * caps)
   GstVstreamSrc *src = GST_VSTREAM_SRC (bsrc);
   GstVstreamObject *obj = src->obj;
 
-  if (src->pool && obj->caps && gst_caps_is_equal (caps, obj->caps))
+  if (src->pool && obj->nego_caps && gst_caps_is_equal (caps, obj->nego_caps))
     return TRUE;
   /* renegotiation: stop, free the buffers, set the new format */
   gst_vstream_src_release_pool (src);
@@ -289,7 +289,7 @@ gst_vstream_src_set_caps (GstBaseSrc * bsrc, GstCaps * caps)
   }
   if (obj->mode == GST_VSTREAM_IO_RW)
     return TRUE;
-  src->pool = gst_vstream_buffer_pool_new (obj, caps);
+  src->pool = gst_vstream_buffer_pool_new (obj, obj->caps);
   if (!gst_buffer_pool_set_active (src->pool, TRUE)) {
     gst_clear_object (&src->pool);
     return FALSE;
@@ -378,6 +378,7 @@ gst_vstream_src_stop (GstBaseSrc * bsrc)
 
   gst_vstream_src_release_pool (src);
   gst_caps_replace (&src->obj->caps, NULL);
+  gst_caps_replace (&src->obj->nego_caps, NULL);
   return TRUE;
 }
 
@@ -536,6 +537,7 @@ gst_vstream_src_create (GstPushSrc * psrc, GstBuffer ** out)
     gst_vstream_src_release_pool (src);
     gst_caps_replace (&src->obj->probed_caps, NULL);
     gst_caps_replace (&src->obj->caps, NULL);
+    gst_caps_replace (&src->obj->nego_caps, NULL);
     if (!gst_base_src_negotiate (GST_BASE_SRC (src)))
       return GST_FLOW_NOT_NEGOTIATED;
   }

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 #include <glib/gstdio.h>
 #include <gst/gst.h>
 #include <gst/check/gstcheck.h>
@@ -397,6 +398,28 @@ GST_START_TEST (test_missing_device_errors)
 
 GST_END_TEST;
 
+/* Remove @path and everything below it (no symlink is followed). */
+static void
+rm_tree (const gchar * path)
+{
+  GDir *dir;
+  const gchar *name;
+
+  if (!g_file_test (path, G_FILE_TEST_IS_SYMLINK) &&
+      (dir = g_dir_open (path, 0, NULL))) {
+    while ((name = g_dir_read_name (dir))) {
+      gchar *child = g_build_filename (path, name, NULL);
+
+      rm_tree (child);
+      g_free (child);
+    }
+    g_dir_close (dir);
+    g_rmdir (path);
+  } else {
+    g_unlink (path);
+  }
+}
+
 /* vstream:// URIs: by node, by pipe name (through sysfs names; a fake
  * sysfs tree here), a reader by number; errors named. */
 static gchar *
@@ -417,10 +440,12 @@ uri_device (GstURIType type, const gchar * uri, GError ** err)
 
 GST_START_TEST (test_uri_handler)
 {
-  static const gchar *nodes[][2] = {
-    {"video3", "cam-output"}, {"video4", "cam-capture-0"},
-    {"video5", "cam-capture-1"}, {"video6", "solo-output"},
-    {"video7", "solo-capture"}, {"video8", "vivid-000-vid-cap"},
+  /* node, sysfs name, driver: a name alone does not make a vstream node */
+  static const gchar *nodes[][3] = {
+    {"video3", "cam-output", "vstream"}, {"video4", "cam-capture-0", "vstream"},
+    {"video5", "cam-capture-1", "vstream"}, {"video6", "solo-output", "vstream"},
+    {"video7", "solo-capture", "vstream"},
+    {"video8", "vivid-000-vid-cap", "vivid"}, {"video9", "fake-output", "vivid"},
   };
   gchar *root = g_dir_make_tmp ("vstream-uri-XXXXXX", NULL);
   gchar *dev;
@@ -433,8 +458,22 @@ GST_START_TEST (test_uri_handler)
     gchar *f = g_build_filename (d, "name", NULL);
     gchar *txt = g_strconcat (nodes[i][1], "\n", NULL);
 
+    gchar *drv = g_build_filename (root, "drivers", nodes[i][2], NULL);
+    gchar *dev = g_build_filename (root, "devices", nodes[i][0], NULL);
+    gchar *link;
+
     fail_unless (g_mkdir_with_parents (d, 0755) == 0);
+    fail_unless (g_mkdir_with_parents (drv, 0755) == 0);
+    fail_unless (g_mkdir_with_parents (dev, 0755) == 0);
     fail_unless (g_file_set_contents (f, txt, -1, NULL));
+    link = g_build_filename (dev, "driver", NULL);
+    fail_unless (symlink (drv, link) == 0);
+    g_free (link);
+    link = g_build_filename (d, "device", NULL);
+    fail_unless (symlink (dev, link) == 0);
+    g_free (link);
+    g_free (drv);
+    g_free (dev);
     g_free (txt);
     g_free (f);
     g_free (d);
@@ -467,29 +506,12 @@ GST_START_TEST (test_uri_handler)
   REFUSE (GST_URI_SRC, "vstream://cam/x", GST_URI_ERROR_BAD_URI);
   REFUSE (GST_URI_SINK, "vstream://cam/1", GST_URI_ERROR_BAD_URI);
   REFUSE (GST_URI_SINK, "vstream://vivid-000-vid", GST_URI_ERROR_BAD_REFERENCE);
+  /* named like a vstream node, another driver's */
+  REFUSE (GST_URI_SINK, "vstream://fake", GST_URI_ERROR_BAD_REFERENCE);
 #undef REFUSE
 
   g_unsetenv ("VSTREAM_SYSFS");
-  for (i = 0; i < G_N_ELEMENTS (nodes); i++) {
-    gchar *d = g_build_filename (root, "class", "video4linux", nodes[i][0],
-        NULL);
-    gchar *f = g_build_filename (d, "name", NULL);
-
-    g_unlink (f);
-    g_rmdir (d);
-    g_free (f);
-    g_free (d);
-  }
-  {
-    gchar *d = g_build_filename (root, "class", "video4linux", NULL);
-    gchar *c = g_build_filename (root, "class", NULL);
-
-    g_rmdir (d);
-    g_rmdir (c);
-    g_free (d);
-    g_free (c);
-  }
-  g_rmdir (root);
+  rm_tree (root);
   g_free (root);
 }
 

@@ -1006,7 +1006,27 @@ GST_START_TEST (test_dma_drm_caps)
     gst_object_unref (src);
   }
 
+  /* a sink offers them for import only: with io-mode=dmabuf upstream
+   * renders into the driver's buffers, which need system-memory caps */
   fake.output = TRUE;
+  for (m = 0; m < 2; m++) {
+    GstElement *sink = gst_element_factory_make ("vstreamsink", NULL);
+    GstPad *pad = gst_element_get_static_pad (sink, "sink");
+    GstCaps *caps;
+
+    g_object_set (sink, "device", FAKE_DEV, NULL);
+    gst_util_set_object_arg (G_OBJECT (sink), "io-mode",
+        m ? "dmabuf" : "dmabuf-import");
+    fail_unless_equals_int (gst_element_set_state (sink, GST_STATE_READY),
+        GST_STATE_CHANGE_SUCCESS);
+    caps = gst_pad_query_caps (pad, NULL);
+    fail_unless (has_dma_drm (caps, "YUYV") == (m == 0), "%" GST_PTR_FORMAT,
+        caps);
+    gst_caps_unref (caps);
+    gst_object_unref (pad);
+    gst_element_set_state (sink, GST_STATE_NULL);
+    gst_object_unref (sink);
+  }
   h = gst_harness_new_parse ("vstreamsink device=" FAKE_DEV
       " io-mode=dmabuf-import sync=false enable-last-sample=false");
   gst_harness_play (h);

@@ -218,36 +218,60 @@ run "leaks: reader runs to EOS" gst_leaks - vstreamsrc device=$CAP00 num-buffers
 run "leaks: userptr relay (src borrows the sink's pool) runs to EOS" gst_leaks - \
 	vstreamsrc device=$CAP00 io-mode=userptr num-buffers=10 ! \
 	vstreamsink device=$OUT1 io-mode=userptr sync=false
+# has FILE PATTERN: FILE has a line matching PATTERN, else say which not
+has() {
+	grep -q -e "$2" "$1" && return 0
+	echo "no line matching: $2"
+	return 1
+}
+
 # vstream's provider lists its own nodes only (vivid's: v4l2src's provider),
 # with properties to pick one by
-run "gst-device-monitor lists vstream nodes by name, and only them" sh -c \
-	'gst-device-monitor-1.0 Video/Source Video/Sink | tee /dev/stderr >/tmp/mon.out &&
-	 grep -q ": vstream 0 (reader 1)\$" /tmp/mon.out && grep -q ": vstream 1 (output)\$" /tmp/mon.out &&
-	 grep -q "vstreamsrc device=$VSTREAM_CAP2 " /tmp/mon.out &&
-	 grep -q "vstream.pipe = vstream-0" /tmp/mon.out && grep -q "vstream.reader = 1" /tmp/mon.out &&
-	 grep -q "vstream.direction = output" /tmp/mon.out &&
-	 grep -q "v4l2src device=$VSTREAM_VIVID " /tmp/mon.out && ! grep -q "vstreamsrc device=$VSTREAM_VIVID " /tmp/mon.out'
+device_monitor() {
+	timeout 120 gst-device-monitor-1.0 Video/Source Video/Sink >/tmp/mon.out 2>&1
+	cat /tmp/mon.out
+	has /tmp/mon.out ": vstream 0 (reader 1)\$" &&
+	has /tmp/mon.out ": vstream 1 (output)\$" &&
+	has /tmp/mon.out "vstreamsrc device=$CAP01 " &&
+	has /tmp/mon.out "vstream.pipe = vstream-0" &&
+	has /tmp/mon.out "vstream.reader = 1" &&
+	has /tmp/mon.out "vstream.direction = output" &&
+	has /tmp/mon.out "v4l2src device=$VIVID " &&
+	! has /tmp/mon.out "vstreamsrc device=$VIVID "
+}
+run "gst-device-monitor lists vstream nodes by name, and only them" device_monitor
+
 # extra-controls by v4l2src's names reach the device: vivid's brightness,
-# vstream's own menu control by its item's name
-run "extra-controls set vivid's brightness and vstream's Frames Without Producer" sh -c \
-	'gst-launch-1.0 -q vstreamsrc device=$VSTREAM_VIVID num-buffers=2 \
-		extra-controls="c,brightness=201" ! fakesink &&
-	 v4l2-ctl -d $VSTREAM_VIVID -C brightness | tee /dev/stderr | grep -q "brightness: 201" &&
-	 gst-launch-1.0 -q vstreamsrc device=$VSTREAM_CAP1 num-buffers=2 \
-		extra-controls="c,frames_without_producer=\"Last Frame\"" ! fakesink &&
-	 v4l2-ctl -d $VSTREAM_CAP1 -C frames_without_producer | tee /dev/stderr |
-		grep -q "frames_without_producer: 1" &&
-	 v4l2-ctl -d $VSTREAM_CAP1 -c frames_without_producer=0'
-# crop-* on vivid (it crops and scales): the rectangle left is what arrives
-run "crop-left/right/top/bottom on vivid: 440x400 of its 640x480 arrive" sh -c \
-	'v4l2-ctl -d $VSTREAM_VIVID -v width=640,height=480,pixelformat=YUYV &&
-	 gst-launch-1.0 -v vstreamsrc device=$VSTREAM_VIVID num-buffers=3 crop-left=100 \
-		crop-right=100 crop-top=40 crop-bottom=40 ! fakesink >/tmp/crop.out 2>&1;
-	 r=$?; grep caps /tmp/crop.out | head -3;
-	 v4l2-ctl -d $VSTREAM_VIVID --get-selection target=crop | tee /tmp/crop.sel;
-	 v4l2-ctl -d $VSTREAM_VIVID --set-selection target=crop,left=0,top=0,width=640,height=480;
-	 [ $r = 0 ] && grep -q "width=(int)440, height=(int)400" /tmp/crop.out &&
-	 grep -q "Left 100, Top 40, Width 440, Height 400" /tmp/crop.sel'
+# vstream's own menu control by its item's name (a structure string in a
+# quoted property value, as gst-launch users write it)
+extra_controls() {
+	gst-launch-1.0 -q vstreamsrc device=$VIVID num-buffers=2 \
+		extra-controls="c,brightness=201" ! fakesink || return 1
+	v4l2-ctl -d $VIVID -C brightness >/tmp/ec.out
+	has /tmp/ec.out "brightness: 201" || return 1
+	gst-launch-1.0 -q vstreamsrc device=$CAP10 num-buffers=2 \
+		'extra-controls="c,frames_without_producer=\"Last Frame\""' ! fakesink || return 1
+	v4l2-ctl -d $CAP10 -C frames_without_producer >/tmp/ec.out
+	v4l2-ctl -d $CAP10 -c frames_without_producer=0
+	has /tmp/ec.out "frames_without_producer: 1"
+}
+run "extra-controls set vivid's brightness and vstream's Frames Without Producer" extra_controls
+
+# crop-* on vivid's S-Video input (its webcam input cannot crop; vivid
+# crops and scales): the 720x480 NTSC frame less the margins arrives
+crop() {
+	v4l2-ctl -d $VIVID -i 2 -s ntsc || return 1
+	gst-launch-1.0 -v vstreamsrc device=$VIVID num-buffers=3 crop-left=100 \
+		crop-right=100 crop-top=40 crop-bottom=40 ! fakesink >/tmp/crop.out 2>&1
+	r=$?
+	grep -E "caps =|WARN" /tmp/crop.out | head -4
+	v4l2-ctl -d $VIVID --get-selection target=crop >/tmp/crop.sel 2>&1
+	cat /tmp/crop.sel
+	v4l2-ctl -d $VIVID -i 0
+	[ $r = 0 ] && has /tmp/crop.out "width=(int)520, height=(int)400" &&
+	has /tmp/crop.sel "Left 100, Top 40"
+}
+run "crop-left/right/top/bottom on vivid: 520x400 of its 720x480 arrive" crop
 
 # DMA_DRM caps (GStreamer >= 1.24): an orange producer on pipe 0, a relay
 # that must negotiate video/x-raw(memory:DMABuf),format=DMA_DRM from pipe
