@@ -225,8 +225,9 @@ has() {
 	return 1
 }
 
-# vstream's provider lists its own nodes only (vivid's: v4l2src's provider),
-# with properties to pick one by
+# vstream's provider lists its own nodes only (not vivid's: those are
+# v4l2src's provider's, which needs udev, not running here), with
+# properties to pick one by
 device_monitor() {
 	timeout 120 gst-device-monitor-1.0 Video/Source Video/Sink >/tmp/mon.out 2>&1
 	cat /tmp/mon.out
@@ -236,7 +237,7 @@ device_monitor() {
 	has /tmp/mon.out "vstream.pipe = vstream-0" &&
 	has /tmp/mon.out "vstream.reader = 1" &&
 	has /tmp/mon.out "vstream.direction = output" &&
-	has /tmp/mon.out "v4l2src device=$VIVID " &&
+	has /tmp/mon.out "v4l2.device.driver = vstream" &&
 	! has /tmp/mon.out "vstreamsrc device=$VIVID "
 }
 run "gst-device-monitor lists vstream nodes by name, and only them" device_monitor
