@@ -661,8 +661,8 @@ gst_vstream_object_probe_caps (GstVstreamObject * obj)
  * map the memory negotiate as before, and consumers that need dma-bufs
  * (VA, GL, Wayland, v4l2codecs) link without a download.
  */
-static GstCaps *
-add_dma_drm (GstCaps * caps)
+GstCaps *
+gst_vstream_caps_add_dma_drm (GstCaps * caps)
 {
   GstCaps *drm = gst_caps_new_empty ();
   guint i, n = gst_caps_get_size (caps);
@@ -722,7 +722,7 @@ gst_vstream_object_get_caps (GstVstreamObject * obj, GstCaps * filter,
     /* the modes that move dma-bufs: a source's export, a sink's import */
     if (obj->req_mode == (is_output (obj) ? GST_VSTREAM_IO_DMABUF_IMPORT :
             GST_VSTREAM_IO_DMABUF))
-      caps = add_dma_drm (caps);
+      caps = gst_vstream_caps_add_dma_drm (caps);
 #endif
   }
   if (filter) {

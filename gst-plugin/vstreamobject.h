@@ -176,6 +176,11 @@ void gst_vstream_object_count (GstVstreamObject * obj, guint frames,
 /* vstream:///dev/videoN, vstream://PIPE[/READER] for both elements */
 void gst_vstream_uri_handler_init (gpointer g_iface, gpointer iface_data);
 
+#if GST_CHECK_VERSION(1, 24, 0)
+/* @caps and, after them, their DMA_DRM twins (takes @caps) */
+GstCaps *gst_vstream_caps_add_dma_drm (GstCaps * caps);
+#endif
+
 GstCaps *gst_vstream_probe_fd_caps (gint fd, enum v4l2_buf_type type,
     GstVstreamIoctlFunc func);
 

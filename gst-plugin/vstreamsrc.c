@@ -231,6 +231,10 @@ gst_vstream_src_fixate (GstBaseSrc * bsrc, GstCaps * caps)
       if (fmt.fmt.pix.field == V4L2_FIELD_ALTERNATE)
         gst_caps_set_features (want, 0,
             gst_caps_features_new (GST_CAPS_FEATURE_FORMAT_INTERLACED, NULL));
+#if GST_CHECK_VERSION(1, 24, 0)
+      /* DMA_DRM caps prefer the same format and size */
+      want = gst_vstream_caps_add_dma_drm (want);
+#endif
       both = gst_caps_intersect_full (caps, want, GST_CAPS_INTERSECT_FIRST);
       gst_caps_unref (want);
       if (!gst_caps_is_empty (both)) {

@@ -283,6 +283,8 @@ dma_drm() {
 		video/x-raw,format=YUY2,width=320,height=240,framerate=30/1 ! \
 		vstreamsink device=$OUT0 >/tmp/drm-p.log 2>&1 &
 	p=$!
+	b=$(frames $OUT0)
+	wait_frames $OUT0 $((b + 5)) 120 || { kill $p; return 1; }
 	gst-launch-1.0 vstreamsrc device=$CAP00 io-mode=dmabuf ! \
 		"video/x-raw(memory:DMABuf),format=DMA_DRM,drm-format=YUYV" ! \
 		vstreamsink device=$OUT1 io-mode=dmabuf-import >/tmp/drm-r.log 2>&1 &
