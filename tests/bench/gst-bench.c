@@ -1,22 +1,35 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * gst-bench: buffers per second reaching the element named "sink" of a
- * consumer pipeline, measured after a warm-up, with an optional producer
- * pipeline playing in the same process (e.g. one feeding a device node the
- * consumer reads).
+ * gst-bench: the producer's frames per second reaching the element named
+ * "sink" of a consumer pipeline, measured after a warm-up, with an optional
+ * producer pipeline playing in the same process (e.g. one feeding a device
+ * node the consumer reads), and how long each took to get there.
  *
  *   gst-bench [-p PRODUCER] -c CONSUMER [-t SECONDS] [-w WARMUP_BUFFERS]
  *
- * Prints "fps=N frames=N", or "error=..." and exits 1 when a pipeline
- * fails (e.g. cannot negotiate).
+ * The element named "stamp" (in the producer, or in the consumer when
+ * there is none: an identity) writes a magic number, a sequence number and
+ * the monotonic time into the first bytes of every frame it passes.  Only
+ * frames that arrive at "sink" with that stamp and a sequence number not
+ * seen before count: a device's idle picture, or a frame handed over
+ * twice, never does.  Prints "fps=N frames=N foreign=N lat_p50_ms=N
+ * lat_p99_ms=N" (foreign: frames without the stamp or seen before; lat:
+ * stamp to sink), or "error=..." and exits 1 when a pipeline fails.
  */
 #include <gst/gst.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+#define STAMP_MAGIC G_GUINT64_CONSTANT (0x76737472626e6368)     /* "vstrbnch" */
 
 typedef struct {
   GMainLoop *loop;
+  guint64 seq;                  /* next stamp */
+  guint64 last_seq;             /* newest stamp seen at the sink */
+  guint foreign;
+  GArray *lat;                  /* gint64 us, stamp to sink */
   guint warmup;
   gdouble secs;
   guint seen;
@@ -27,18 +40,62 @@ typedef struct {
 } Bench;
 
 static GstPadProbeReturn
+stamp_buffer (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  Bench *b = user_data;
+  GstBuffer *buf = gst_buffer_make_writable (GST_PAD_PROBE_INFO_BUFFER (info));
+  GstMapInfo map;
+
+  info->data = buf;
+  if (gst_buffer_map (buf, &map, GST_MAP_WRITE)) {
+    guint64 v[3] = { STAMP_MAGIC, ++b->seq, g_get_monotonic_time () };
+
+    if (map.size >= sizeof (v))
+      memcpy (map.data, v, sizeof (v));
+    gst_buffer_unmap (buf, &map);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+/* The frame's stamp time if it is the producer's and new, else -1. */
+static gint64
+stamped (Bench * b, GstBuffer * buf)
+{
+  GstMapInfo map;
+  guint64 v[3] = { 0 };
+
+  if (gst_buffer_map (buf, &map, GST_MAP_READ)) {
+    if (map.size >= sizeof (v))
+      memcpy (v, map.data, sizeof (v));
+    gst_buffer_unmap (buf, &map);
+  }
+  if (v[0] != STAMP_MAGIC || v[1] <= b->last_seq)
+    return -1;
+  b->last_seq = v[1];
+  return (gint64) v[2];
+}
+
+static GstPadProbeReturn
 count_buffer (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
 {
   Bench *b = user_data;
   gint64 now = g_get_monotonic_time ();
+  gint64 sent = stamped (b, GST_PAD_PROBE_INFO_BUFFER (info));
 
+  if (sent < 0) {
+    b->foreign++;
+    return GST_PAD_PROBE_OK;
+  }
   if (b->seen++ < b->warmup)
     return GST_PAD_PROBE_OK;
   if (!b->t0)
     b->t0 = now;
   else if (now - b->t0 < b->secs * G_USEC_PER_SEC) {
+    gint64 us = now - sent;
+
     b->counted++;
     b->t_last = now;
+    g_array_append_val (b->lat, us);
   } else
     g_main_loop_quit (b->loop);
   return GST_PAD_PROBE_OK;
@@ -85,6 +142,30 @@ quit_loop (gpointer user_data)
 {
   g_main_loop_quit (((Bench *) user_data)->loop);
   return G_SOURCE_REMOVE;
+}
+
+static gint
+cmp_i64 (gconstpointer a, gconstpointer b)
+{
+  gint64 x = *(const gint64 *) a, y = *(const gint64 *) b;
+
+  return x < y ? -1 : x > y;
+}
+
+/* Hook the stamp onto the src pad of @p's element named "stamp". */
+static gboolean
+add_stamp (GstElement * p, Bench * b)
+{
+  GstElement *e = gst_bin_get_by_name (GST_BIN (p), "stamp");
+  GstPad *pad;
+
+  if (!e)
+    return FALSE;
+  pad = gst_element_get_static_pad (e, "src");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, stamp_buffer, b, NULL);
+  gst_object_unref (pad);
+  gst_object_unref (e);
+  return TRUE;
 }
 
 static GstElement *
@@ -135,9 +216,14 @@ main (int argc, char **argv)
   if (!cdesc)
     return 2;
   b.loop = g_main_loop_new (NULL, FALSE);
+  b.lat = g_array_new (FALSE, FALSE, sizeof (gint64));
 
   if (pdesc) {
     prod = launch (pdesc, &b);
+    if (!add_stamp (prod, &b)) {
+      printf ("error=no element named stamp in the producer\n");
+      return 1;
+    }
     gst_element_set_state (prod, GST_STATE_PLAYING);
     if (gst_element_get_state (prod, NULL, NULL, 30 * GST_SECOND) ==
         GST_STATE_CHANGE_FAILURE) {
@@ -150,6 +236,10 @@ main (int argc, char **argv)
     }
   }
   cons = launch (cdesc, &b);
+  if (!pdesc && !add_stamp (cons, &b)) {
+    printf ("error=no element named stamp\n");
+    return 1;
+  }
   sink = gst_bin_get_by_name (GST_BIN (cons), "sink");
   if (!sink) {
     printf ("error=no element named sink\n");
@@ -164,17 +254,27 @@ main (int argc, char **argv)
   gst_element_set_state (cons, GST_STATE_PLAYING);
   g_main_loop_run (b.loop);
 
+  /* a failed pipeline is not torn down: the error is what is reported, and
+   * stock v4l2sink crashed here once its peer had failed (v4l2loopback
+   * with exclusive_caps=1) */
+  if (b.failed) {
+    fflush (stdout);
+    _exit (1);
+  }
   gst_element_set_state (cons, GST_STATE_NULL);
   if (prod)
     gst_element_set_state (prod, GST_STATE_NULL);
-  if (b.failed)
-    return 1;
   if (!b.counted || b.t_last <= b.t0) {
-    printf ("error=no buffers after the warm-up (%u seen)\n", b.seen);
+    printf ("error=no producer's buffers after the warm-up (%u seen, %u foreign)\n",
+        b.seen, b.foreign);
     return 1;
   }
-  printf ("fps=%.1f frames=%u\n",
-      b.counted * (gdouble) G_USEC_PER_SEC / (b.t_last - b.t0), b.counted);
+  g_array_sort (b.lat, cmp_i64);
+  printf ("fps=%.1f frames=%u foreign=%u lat_p50_ms=%.1f lat_p99_ms=%.1f\n",
+      b.counted * (gdouble) G_USEC_PER_SEC / (b.t_last - b.t0), b.counted,
+      b.foreign, g_array_index (b.lat, gint64, b.lat->len / 2) / 1000.0,
+      g_array_index (b.lat, gint64, (b.lat->len * 99) / 100) / 1000.0);
+  g_array_unref (b.lat);
   gst_object_unref (cons);
   if (prod)
     gst_object_unref (prod);

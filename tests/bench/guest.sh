@@ -34,7 +34,10 @@ done
 # readers=4 for the fan-out rows; the other rows use capture-0 of each pipe
 # (readers that never open cost the pipe nothing)
 insmod $B/kmod/vstream.ko pipes=2 readers=4 max_width=3840 max_height=2160 pace_output=0 || exit 1
-insmod $LB/v4l2loopback.ko devices=1 max_buffers=4 card_label=loopback || exit 1
+# exclusive_caps=1: the setting v4l2loopback documents for GStreamer and
+# browsers (OUTPUT only until a writer streams, then CAPTURE only)
+insmod $LB/v4l2loopback.ko devices=1 max_buffers=4 exclusive_caps=1 card_label=loopback ||
+	exit 1
 sleep 1
 OUT0=$(node vstream-0-output); CAP0=$(node vstream-0-capture-0)
 CAP01=$(node vstream-0-capture-1); CAP02=$(node vstream-0-capture-2)
@@ -159,34 +162,111 @@ printf '%-10s %-5s %7s %9s %8s %8s %8s %6s\n' size format readers fps "x alone" 
 printf '%s' "$fanout"
 
 echo
-echo "# GStreamer, 1920x1080 YUY2, unsynced; x base: fps / videotestsrc ! fakesink"
-CAPS="video/x-raw,format=YUY2,width=1920,height=1080,framerate=30/1"
-printf '%-48s %9s %8s\n' pipeline fps "x base"
-gcase() {	# gcase NAME PRODUCER CONSUMER
-	if [ -n "$2" ]; then
-		r=$(timeout 150 $GB -t $SECS -p "$2" -c "$3" 2>&1)
-	else
-		r=$(timeout 150 $GB -t $SECS -c "$3" 2>&1)
+echo "# latency: the producer's QBUF to the reader's DQBUF (CLOCK_MONOTONIC stamped"
+echo "# in the frame), intact new frames only, in ms; torn: every byte of every"
+echo "# frame checked (vs-bench -C); fps: intact frames/s; one reader, YUYV"
+printf '%-10s %-7s %-6s %-13s %8s %8s %8s %6s %8s\n' size memory rate driver p50 p99 max torn fps
+ms() { awk -v u="$1" 'BEGIN { if (u != "") printf "%.2f", u / 1000; else print "-" }'; }
+latrow() {	# latrow SIZE MEM RATE DRIVER LINE
+	if [ -z "$(kv lat_p50_us "$5")" ]; then
+		case "$5" in
+		*"REQBUFS"*"Invalid argument"*) why="not supported (REQBUFS: EINVAL)" ;;
+		*) why="failed: $(echo "$5" | tail -n1)" ;;
+		esac
+		printf '%-10s %-7s %-6s %-13s %s\n' $1 $2 $3 $4 "$why"
+		return
 	fi
+	printf '%-10s %-7s %-6s %-13s %8s %8s %8s %6s %8s\n' $1 $2 $3 $4 \
+		"$(ms "$(kv lat_p50_us "$5")")" "$(ms "$(kv lat_p99_us "$5")")" \
+		"$(ms "$(kv lat_max_us "$5")")" "$(kv torn "$5")" "$(kv fps "$5")"
+}
+for size in 640x480 1920x1080; do
+	for mem in mmap userptr; do
+		for rate in 30 flat; do
+			ra=""; [ $rate = flat ] || ra="-r $rate"
+			a="-f YUYV -s $size -t $SECS -m $mem -C $ra"
+			latrow $size $mem $rate vstream "$($VB -o $OUT0 -c $CAP0 $a 2>&1)"
+			latrow $size $mem $rate v4l2loopback "$($VB -o $LBN -c $LBN $a 2>&1)"
+		done
+	done
+done
+
+echo
+echo "# idle cost: CPU of the pipe's kernel thread (vstream-0), % of one CPU over"
+echo "# ${SECS}s x 3, 640x480 YUYV"
+kt_ticks() {	# kt_ticks COMM: utime+stime ticks of the kernel thread COMM
+	for f in /proc/[0-9]*/stat; do
+		read -r l <$f 2>/dev/null || continue
+		case "$l" in *"($1)"*) echo "$l" | awk '{ print $14 + $15 }'; return ;; esac
+	done
+	echo 0
+}
+idle_case() {	# idle_case NAME CMD...: the thread's share while CMD runs
+	name=$1; shift
+	"$@" >/dev/null 2>&1 &
+	pid=$!
+	t=$((SECS * 3))
+	k0=$(kt_ticks vstream-0)
+	s0=$(cut -d' ' -f1 /proc/uptime)
+	sleep $t	# a measuring window, not a wait for a result
+	k1=$(kt_ticks vstream-0)
+	s1=$(cut -d' ' -f1 /proc/uptime)
+	kill $pid 2>/dev/null; wait $pid 2>/dev/null
+	awk -v n="$name" -v k=$((k1 - k0)) -v hz=$(getconf CLK_TCK) -v a=$s0 -v b=$s1 \
+		'BEGIN { printf "%-44s %6.2f %%\n", n, 100 * k / hz / (b - a) }'
+}
+v4l2-ctl -d $OUT0 -v width=640,height=480,pixelformat=YUYV >/dev/null 2>&1
+v4l2-ctl -d $CAP0 -v width=640,height=480,pixelformat=YUYV >/dev/null 2>&1
+idle_case "nobody attached" true
+idle_case "a reader only (idle frames: test pattern)" \
+	v4l2-ctl -d $CAP0 --stream-mmap --stream-count=100000
+v4l2-ctl -d $CAP0 -c frames_without_producer=1 >/dev/null 2>&1
+idle_case "a reader only (idle frames: Last Frame)" \
+	v4l2-ctl -d $CAP0 --stream-mmap --stream-count=100000
+v4l2-ctl -d $CAP0 -c frames_without_producer=0 >/dev/null 2>&1
+idle_case "a producer only, 30 fps" $VB -o $OUT0 -f YUYV -s 640x480 -r 30 -t $((SECS * 3 + 5))
+idle_case "a producer and a reader, 30 fps" \
+	$VB -o $OUT0 -c $CAP0 -f YUYV -s 640x480 -r 30 -t $((SECS * 3 + 5))
+
+echo
+echo "# GStreamer, 1920x1080 YUY2, unsynced; x base: fps / videotestsrc ! fakesink"
+echo "# (the producer's frames only: each is stamped as it enters the sink element"
+echo "# and counted at the reader's fakesink if new); latency: stamp to fakesink,"
+echo "# p50/p99 in ms, the producer live at 30 fps"
+CAPS="video/x-raw,format=YUY2,width=1920,height=1080,framerate=30/1"
+printf '%-48s %9s %8s %9s %9s\n' pipeline fps "x base" "p50 ms" "p99 ms"
+gb() {	# gb PRODUCER CONSUMER
+	if [ -n "$1" ]; then
+		timeout 150 $GB -t $SECS -p "$1" -c "$2" 2>&1
+	else
+		timeout 150 $GB -t $SECS -c "$2" 2>&1
+	fi
+}
+gcase() {	# gcase NAME PRODUCER CONSUMER: unsynced for fps, live for latency
+	r=$(gb "$2" "$3")
 	f=$(kv fps "$r")
 	if [ -z "$f" ]; then
 		why=$(echo "$r" | grep -m1 error= | cut -c7-100)
 		printf '%-48s %s\n' "$1" "failed: ${why:-hung (killed after 150 s)}"
-	else
-		printf '%-48s %9s %8s\n' "$1" "$f" "$(ratio "$f" "$base")"
+		return
 	fi
+	l=$(gb "$(echo "$2" | sed 's/videotestsrc/videotestsrc is-live=true/')" \
+		"$(echo "$3" | sed 's/videotestsrc/videotestsrc is-live=true/')")
+	printf '%-48s %9s %8s %9s %9s\n' "$1" "$f" "$(ratio "$f" "$base")" \
+		"$(kv lat_p50_ms "$l")" "$(kv lat_p99_ms "$l")"
 	[ -z "$base" ] && base=$f
 }
 base=""
-gcase "videotestsrc ! fakesink" "" "videotestsrc ! $CAPS ! fakesink name=sink sync=false"
+ST="identity name=stamp"
+gcase "videotestsrc ! fakesink" "" "videotestsrc ! $CAPS ! $ST ! fakesink name=sink sync=false"
 gcase "vstreamsink -> vstream -> vstreamsrc" \
-	"videotestsrc ! $CAPS ! vstreamsink device=$OUT0 sync=false" \
+	"videotestsrc ! $CAPS ! $ST ! vstreamsink device=$OUT0 sync=false" \
 	"vstreamsrc device=$CAP0 ! fakesink name=sink sync=false"
 gcase "v4l2sink -> vstream -> v4l2src (stock)" \
-	"videotestsrc ! $CAPS ! v4l2sink device=$OUT0 sync=false" \
+	"videotestsrc ! $CAPS ! $ST ! v4l2sink device=$OUT0 sync=false" \
 	"v4l2src device=$CAP0 ! fakesink name=sink sync=false"
 gcase "v4l2sink -> v4l2loopback -> v4l2src (stock)" \
-	"videotestsrc ! $CAPS ! v4l2sink device=$LBN sync=false" \
+	"videotestsrc ! $CAPS ! $ST ! v4l2sink device=$LBN sync=false" \
 	"v4l2src device=$LBN ! fakesink name=sink sync=false"
 echo
 echo "# vstream pipe 0 after the run: $(tr '\n' ' ' </sys/class/video4linux/${OUT0#/dev/}/stats)"

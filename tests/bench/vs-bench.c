@@ -10,11 +10,17 @@
  *   vs-bench -o OUT ...            the producer alone (nobody reads)
  *   vs-bench -M -f NV12 -s WxH     one memcpy of a frame, the one-copy cost
  *   -r FPS                         pace the producer like a camera
+ *   -C                             check every byte of every frame (torn)
  *
- * The producer writes every byte of each frame (as a real one would) and
- * stamps its number at the start and the end; each consumer reads both
- * stamps and counts a frame whose two differ (or that is not the
- * producer's) as torn.  Prints one line of key=value: fps (intact frames
+ * The producer writes every byte of each frame (as a real one would): the
+ * frame number's low byte everywhere, its number at the start and the end,
+ * and CLOCK_MONOTONIC just before QBUF.  Each consumer reads both numbers
+ * and counts a frame whose two differ (or that is not the producer's) as
+ * torn; with -C it also checks every byte in between, so a frame
+ * overwritten in its middle only is caught too (a read pass per frame, so
+ * the fps rows leave it off).  Latency is DQBUF's return minus the
+ * producer's stamp, for every intact new frame of every consumer:
+ * lat_p50_us and lat_p99_us.  Prints one line of key=value: fps (intact frames
  * the slowest consumer received per second; the producer's own with no
  * consumer), all_fps (every frame handed over to it, torn and repeated
  * ones too), torn (share of received frames that were torn, over all
@@ -42,6 +48,7 @@
 
 #define MAGIC 0x76737472u	/* "vstr" */
 #define MAXCAP 4		/* vstream's readers per pipe */
+#define HDR 16			/* magic, frame number, QBUF time in ns */
 
 struct bench;
 
@@ -52,6 +59,8 @@ struct reader {
 	uint32_t received, gaps, torn, repeats;
 	double t_last;
 	long long fr0, zc0, cp0;	/* its node's sysfs counters at the start */
+	uint32_t *lat;			/* us from the producer's QBUF to DQBUF */
+	size_t nlat, maxlat;
 };
 
 struct bench {
@@ -62,6 +71,7 @@ struct bench {
 	const char *xout, *xcap;
 	double secs;
 	double rate;			/* producer frames per second, 0: flat out */
+	int full_check;			/* -C: every byte of every frame */
 	uint32_t produced;
 	double t_first, t_end;
 	int producer_streaming, producer_done;
@@ -76,6 +86,14 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 static double cpu_self(void)
@@ -123,6 +141,50 @@ static void stamp(uint8_t *p, size_t n, uint32_t frame)
 	memcpy(p + n - sizeof(frame), &frame, sizeof(frame));
 }
 
+/* The time the frame leaves the producer, written last. */
+static void stamp_time(uint8_t *p)
+{
+	uint64_t t = now_ns();
+
+	memcpy(p + 8, &t, sizeof(t));
+}
+
+/* Every byte between the header and the tail is the frame's low byte. */
+static int body_intact(const uint8_t *p, size_t n, uint32_t frame)
+{
+	uint64_t want = 0x0101010101010101ull * (frame & 0xff);
+	size_t i = HDR, end = n - sizeof(frame);
+
+	for (; i + 8 <= end; i += 8) {
+		uint64_t v;
+
+		memcpy(&v, p + i, 8);
+		if (v != want)
+			return 0;
+	}
+	for (; i < end; i++)
+		if (p[i] != (frame & 0xff))
+			return 0;
+	return 1;
+}
+
+static void add_latency(struct reader *r, uint64_t sent, uint64_t got)
+{
+	if (r->nlat == r->maxlat) {
+		r->maxlat = r->maxlat ? 2 * r->maxlat : 4096;
+		r->lat = realloc(r->lat, r->maxlat * sizeof(*r->lat));
+		CHECK(r->lat, "realloc");
+	}
+	r->lat[r->nlat++] = got > sent ? (got - sent) / 1000 : 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static void dq(struct side *s, struct v4l2_buffer *b)
 {
 	memset(b, 0, sizeof(*b));
@@ -141,6 +203,7 @@ static void *producer(void *arg)
 
 	for (unsigned int i = 0; i < s->count; i++, bn->produced++) {
 		stamp(s->ptr[i], size, bn->produced);
+		stamp_time(s->ptr[i]);
 		qbuf(s, i, size, V4L2_FIELD_NONE);
 	}
 	CHECK(xioctl(s->fd, VIDIOC_STREAMON, &type) == 0, "STREAMON output");
@@ -168,6 +231,7 @@ static void *producer(void *arg)
 		CHECK(poll(&p, 1, 5000) > 0, "producer stalled after %u frames", bn->produced);
 		dq(s, &b);
 		stamp(s->ptr[b.index], size, bn->produced++);
+		stamp_time(s->ptr[b.index]);
 		qbuf(s, b.index, size, V4L2_FIELD_NONE);
 	}
 	bn->t_end = now();
@@ -200,6 +264,7 @@ static void *consumer(void *arg)
 		struct pollfd p = { .fd = s->fd, .events = POLLIN };
 		struct v4l2_buffer b;
 		uint32_t hdr[2], tail;
+		uint64_t sent, got;
 		uint8_t *data;
 
 		if (poll(&p, 1, 100) <= 0) {
@@ -209,11 +274,14 @@ static void *consumer(void *arg)
 			continue;
 		}
 		dq(s, &b);
+		got = now_ns();
 		data = s->ptr[b.index];
 		memcpy(hdr, data, sizeof(hdr));
+		memcpy(&sent, data + 8, sizeof(sent));
 		memcpy(&tail, data + size - sizeof(tail), sizeof(tail));
 		r->t_last = now();
-		if (hdr[0] != MAGIC || hdr[1] != tail) {
+		if (hdr[0] != MAGIC || hdr[1] != tail ||
+		    (bn->full_check && !body_intact(data, size, tail))) {
 			r->torn++;	/* overwritten while we read, or not ours */
 		} else if (r->received && hdr[1] < expect) {
 			r->repeats++;	/* a frame we already had */
@@ -222,6 +290,7 @@ static void *consumer(void *arg)
 				r->gaps += hdr[1] - expect;
 			expect = hdr[1] + 1;
 			r->received++;
+			add_latency(r, sent, got);
 		}
 		qbuf(s, b.index, 0, 0);
 	}
@@ -299,11 +368,13 @@ int main(int argc, char **argv)
 	int opt, do_memcpy = 0, memory = V4L2_MEMORY_MMAP;
 	long long ofr0, ocp0, zc = 0;
 	uint32_t torn = 0, intact = 0, gaps = 0, repeats = 0;
+	uint32_t *lat = NULL;
+	size_t nlat = 0;
 	double c0, k0, cpu, t, copies = 0;
 	pthread_t pt;
 	uint32_t frames;
 
-	while ((opt = getopt(argc, argv, "o:c:f:s:m:x:y:t:k:r:M")) != -1) {
+	while ((opt = getopt(argc, argv, "o:c:f:s:m:x:y:t:k:r:MC")) != -1) {
 		switch (opt) {
 		case 'o': bn.out.path = optarg; break;
 		case 'c':
@@ -322,6 +393,7 @@ int main(int argc, char **argv)
 		case 'k': kthread = optarg; break;
 		case 'r': bn.rate = atof(optarg); break;
 		case 'M': do_memcpy = 1; break;
+		case 'C': bn.full_check = 1; break;
 		default: return 2;
 		}
 	}
@@ -408,6 +480,11 @@ int main(int argc, char **argv)
 		}
 		intact += r->received;
 		torn += r->torn;
+		lat = realloc(lat, (nlat + r->nlat + 1) * sizeof(*lat));
+		CHECK(lat, "realloc");
+		if (r->nlat)
+			memcpy(lat + nlat, r->lat, r->nlat * sizeof(*lat));
+		nlat += r->nlat;
 		gaps += r->gaps;
 		repeats += r->repeats;
 	}
@@ -422,6 +499,11 @@ int main(int argc, char **argv)
 	       intact + torn ? (double)torn / (intact + torn) : 0,
 	       frames, bn.produced, gaps, repeats);
 	printf(" readers=%u", bn.ncap);
+	if (nlat) {
+		qsort(lat, nlat, sizeof(*lat), cmp_u32);
+		printf(" lat_p50_us=%u lat_p99_us=%u lat_max_us=%u", lat[nlat / 2],
+		       lat[(nlat * 99) / 100], lat[nlat - 1]);
+	}
 	for (i = 0; i < bn.ncap; i++) {
 		struct reader *r = &bn.cap[i];
 
