@@ -28,9 +28,10 @@ node() {
 	return 1
 }
 
+# load_deps: what vstream.ko needs before insmod, from its own modinfo (a
+# kernel may build some in, or as modules: the debug kernel has font)
 load_deps() {
-	for m in configfs videodev videobuf2-common videobuf2-v4l2 videobuf2-vmalloc \
-		v4l2-tpg; do
+	for m in configfs $(modinfo -F depends $B/kmod/vstream.ko | tr ',' ' '); do
 		modprobe -d "$K" $m || return 1
 	done
 }
