@@ -66,7 +66,25 @@ runtime_pipes() {
 	rt "rmmod refused while pipes are configured; goes after del" rmmod
 }
 
+# kmemleak (debug kernels, tests/vm/debug-kernel): what was unreferenced
+# before the suite is set aside, and nothing may be left after it once the
+# modules are gone
+KML=/sys/kernel/debug/kmemleak
+kmemleak_check() {
+	rmmod vstream 2>/dev/null
+	rmmod vivid 2>/dev/null
+	# kmemleak reports an object only once it is 5 s old (its minimum
+	# age) when a scan finds it unreferenced: the age, not a result
+	sleep 6
+	echo scan >$KML && echo scan >$KML || return 1
+	cat $KML >$LOG/kmemleak.txt
+	grep -c 'unreferenced object' $LOG/kmemleak.txt | sed 's/^/unreferenced objects: /'
+	cat $LOG/kmemleak.txt
+	! grep -q 'unreferenced object' $LOG/kmemleak.txt
+}
+
 finish() {
+	[ -e $KML ] && run "kmemleak: nothing unreferenced after the suite and rmmod" kmemleak_check
 	run "dmesg has no WARNING/BUG/Oops" sh -c '! dmesg | grep -E "WARNING:|BUG:|Oops|Call Trace"'
 	echo "1..$n"
 	echo "# vm suite: $((n - failed)) passed, $failed failed"
@@ -75,6 +93,10 @@ finish() {
 }
 
 echo "# vstream vm suite on $(uname -r), mode $MODE"
+if [ -e $KML ]; then
+	echo scan >$KML && echo clear >$KML
+	echo "# kmemleak: on; leaks from before the suite cleared"
+fi
 run "load videobuf2 and v4l2-tpg" load_deps
 run "insmod vstream.ko pipes=2 readers=2" load pipes=2 readers=2 max_width=1920 max_height=1088
 OUT0=$(node vstream-0-output); CAP00=$(node vstream-0-capture-0); CAP01=$(node vstream-0-capture-1)
@@ -363,9 +385,17 @@ $PIC flat /tmp/p5.yuyv 640 480 12
 EOT
 v4l2-ctl -d $CAP00 --set-ctrl frames_without_producer=0
 unset FG
-pipeline_case "format change: a playing vstreamsrc renegotiates" $P/format-change.sh $OUT0 <<EOT
-sh /tmp/waitfeed.sh &&
-timeout 120 gst-launch-1.0 -v vstreamsrc device=$CAP00 num-buffers=240 ! fakesink >/tmp/fc.out 2>&1
+# 20 s of the first size: the reader must start (seconds under emulation,
+# more on the debug kernel) while it lasts; it reads until the second
+NUM1=600 pipeline_case "format change: a playing vstreamsrc renegotiates" $P/format-change.sh $OUT0 <<EOT
+sh /tmp/waitfeed.sh || exit 1
+gst-launch-1.0 -v vstreamsrc device=$CAP00 ! fakesink >/tmp/fc.out 2>&1 &
+fcp=\$!
+for i in \$(seq 1 120); do
+	grep -q 'src: caps = .*width=(int)640' /tmp/fc.out && break
+	sleep 1
+done
+kill \$fcp; wait \$fcp
 grep 'GstVstreamSrc.*src: caps' /tmp/fc.out | cut -c1-160
 grep -q 'src: caps = .*width=(int)320' /tmp/fc.out && grep -q 'src: caps = .*width=(int)640' /tmp/fc.out
 EOT
