@@ -1,12 +1,17 @@
 #!/bin/sh
 # The benchmark inside the guest (started by tests/bench/run):
-#   guest.sh BUILDDIR SRCDIR V4L2LOOPBACK_DIR SECONDS
+#   guest.sh BUILDDIR SRCDIR V4L2LOOPBACK_DIR SECONDS [SECTIONS [SIZES]]
+# SECTIONS: any of throughput (with the peer and fan-out tables), latency,
+# idle, gst (default: all); SIZES: the throughput table's sizes.
 # Every case runs in this one guest so the ratios compare like with like;
 # under emulation only the ratios mean something.
 B=$1
 S=$2
 LB=$3
 SECS=$4
+SECTIONS=${5:-throughput latency idle gst}
+SIZES=${6:-640x480 1920x1080 3840x2160}
+want() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 K=$VSTREAM_KROOT
 export GST_PLUGIN_PATH=$B/gst-plugin GST_REGISTRY=/tmp/gst-registry.bin TMPDIR=/tmp
 
@@ -28,7 +33,7 @@ ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a != "") printf "%.2f", a / b; else print "-" }'
 }
 
-for m in videodev videobuf2-common videobuf2-v4l2 videobuf2-vmalloc v4l2-tpg; do
+for m in configfs $(modinfo -F depends $B/kmod/vstream.ko | tr ',' ' '); do
 	modprobe -d "$K" $m || exit 1
 done
 # readers=4 for the fan-out rows; the other rows use capture-0 of each pipe
@@ -50,6 +55,7 @@ GB=$B/tests/bench/gst-bench
 
 echo "# vstream benchmark, $(uname -r), $(nproc) vCPUs (TCG), ${SECS}s per case"
 echo "# peer: $(cat $LB/VERSION 2>/dev/null || echo v4l2loopback)"
+if want throughput; then
 echo "# fps: frames the reader got per second (the producer's own when alone)"
 echo "# x alone: fps / the producer alone on the same driver; cpu: us per frame"
 echo "# (process + the pipe's kernel thread); copies: per frame, from sysfs;"
@@ -58,7 +64,7 @@ echo "# (repeated frames are not counted in fps); alone and mmap: median of 3"
 printf '%-10s %-5s %-26s %9s %8s %8s %7s %6s\n' size format case fps "x alone" cpu copies torn
 summary=""
 fanout=""
-for size in 640x480 1920x1080 3840x2160; do
+for size in $SIZES; do
 	for fmt in YUYV NV12; do
 		row() {	# row CASE LINE [BASE_FPS]
 			f=$(kv fps "$2")
@@ -161,6 +167,8 @@ echo "# median of 3 (1 reader: the vstream mmap row)"
 printf '%-10s %-5s %7s %9s %8s %8s %8s %6s\n' size format readers fps "x alone" cpu copies torn
 printf '%s' "$fanout"
 
+fi
+if want latency; then
 echo
 echo "# latency: the producer's QBUF to the reader's DQBUF (CLOCK_MONOTONIC stamped"
 echo "# in the frame), intact new frames only, in ms; torn: every byte of every"
@@ -191,6 +199,8 @@ for size in 640x480 1920x1080; do
 	done
 done
 
+fi
+if want idle; then
 echo
 echo "# idle cost: CPU of the pipe's kernel thread (vstream-0), % of one CPU over"
 echo "# ${SECS}s x 3, 640x480 YUYV"
@@ -228,6 +238,8 @@ idle_case "a producer only, 30 fps" $VB -o $OUT0 -f YUYV -s 640x480 -r 30 -t $((
 idle_case "a producer and a reader, 30 fps" \
 	$VB -o $OUT0 -c $CAP0 -f YUYV -s 640x480 -r 30 -t $((SECS * 3 + 5))
 
+fi
+if want gst; then
 echo
 echo "# GStreamer, 1920x1080 YUY2, unsynced; x base: fps / videotestsrc ! fakesink"
 echo "# (the producer's frames only: each is stamped as it enters the sink element"
@@ -269,4 +281,5 @@ gcase "v4l2sink -> v4l2loopback -> v4l2src (stock)" \
 	"videotestsrc ! $CAPS ! $ST ! v4l2sink device=$LBN sync=false" \
 	"v4l2src device=$LBN ! fakesink name=sink sync=false"
 echo
+fi
 echo "# vstream pipe 0 after the run: $(tr '\n' ' ' </sys/class/video4linux/${OUT0#/dev/}/stats)"
