@@ -51,8 +51,7 @@ static void out_buf_queue(struct vb2_buffer *vb)
 				      min_t(size_t, node->write_len, vb2_plane_size(vb, 0)) :
 				      node->fmt.sizeimage);
 	list_add_tail(&buf->list, &node->active);
-	if (!vstream_pipe_deliver_now(node->pipe))
-		vstream_pipe_kick(node->pipe);
+	vstream_pipe_kick(node->pipe);
 }
 
 /*

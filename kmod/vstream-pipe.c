@@ -3,9 +3,7 @@
  * The pipe thread: hands producer frames to every
  * streaming reader and, while no producer feeds a reader, generates that
  * reader's frames (test pattern or the producer's last frame) on its own
- * clock.  A producer frame that is due at once skips the thread: the
- * producer's QBUF delivers it (vstream_pipe_deliver_now()), one wake-up
- * less between producer and reader.
+ * clock.
  *
  * Sequence numbers: a reader's counter advances for every frame the pipe
  * offers it, so a frame it had no buffer for leaves a gap (a drop).  Idle
@@ -318,42 +316,6 @@ static void vstream_idle_frame(struct vstream_pipe *pipe, struct vstream_node *c
 	vstream_finish(cap, buf, field, ktime_get_ns());
 }
 
-/*
- * Deliver the oldest queued producer frame if it is due; false if there
- * is none or (paced) it is early.  @now is updated.
- */
-static bool vstream_deliver_due(struct vstream_pipe *pipe, u64 *now)
-{
-	struct vstream_node *out = &pipe->out;
-
-	if (!out->streaming || !vstream_peek(out, false))
-		return false;
-	if (vstream_pace_output && out->next_ns > *now)
-		return false;
-	vstream_deliver(pipe, vstream_peek(out, true));
-	out->next_ns += vstream_period_ns(out);
-	*now = ktime_get_ns();
-	if (out->next_ns < *now)
-		out->next_ns = *now;
-	return true;
-}
-
-/*
- * From the output's buf_queue (pipe->lock held): a frame that is due and
- * has nothing queued before it goes to the readers now, in the producer's
- * QBUF, so a reader waits for one wake-up instead of two (the thread's and
- * its own).  False leaves it to the thread.
- */
-bool vstream_pipe_deliver_now(struct vstream_pipe *pipe)
-{
-	u64 now = ktime_get_ns();
-
-	lockdep_assert_held(&pipe->lock);
-	if (!list_is_singular(&pipe->out.active))
-		return false;
-	return vstream_deliver_due(pipe, &now);
-}
-
 /* One round of work; returns the time until the next one is due. */
 static u64 vstream_pipe_round(struct vstream_pipe *pipe)
 {
@@ -362,10 +324,17 @@ static u64 vstream_pipe_round(struct vstream_pipe *pipe)
 	u64 next = now + NSEC_PER_SEC;
 	unsigned int i;
 
-	while (vstream_deliver_due(pipe, &now))
-		;
-	if (out->streaming && vstream_peek(out, false))
-		next = min(next, out->next_ns);
+	while (out->streaming && vstream_peek(out, false)) {
+		if (vstream_pace_output && out->next_ns > now) {
+			next = min(next, out->next_ns);
+			break;
+		}
+		vstream_deliver(pipe, vstream_peek(out, true));
+		out->next_ns += vstream_period_ns(out);
+		now = ktime_get_ns();
+		if (out->next_ns < now)
+			out->next_ns = now;
+	}
 
 	for (i = 0; i < pipe->readers; i++) {
 		struct vstream_node *cap = &pipe->cap[i];

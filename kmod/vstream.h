@@ -248,7 +248,6 @@ void vstream_pipe_forget_last(struct vstream_pipe *pipe);
 int vstream_pipe_start_thread(struct vstream_pipe *pipe);
 void vstream_pipe_stop_thread(struct vstream_pipe *pipe);
 void vstream_pipe_kick(struct vstream_pipe *pipe);
-bool vstream_pipe_deliver_now(struct vstream_pipe *pipe);
 void vstream_node_set_streaming(struct vstream_node *node, bool on);
 
 #endif
