@@ -24,6 +24,7 @@
 
 #include "vstreamdeviceprovider.h"
 #include "vstreamobject.h"
+#include "vstreammplane.h"
 
 struct _GstVstreamDeviceProvider
 {
@@ -124,6 +125,7 @@ probe_node (const gchar * path)
   gchar *name, *node_name = NULL, *sys, *pipe = NULL;
   gint reader = -1;
   guint32 dcaps;
+  enum v4l2_buf_type type;
   gboolean output;
   gint fd;
 
@@ -136,14 +138,19 @@ probe_node (const gchar * path)
   }
   dcaps = (cap.capabilities & V4L2_CAP_DEVICE_CAPS) ? cap.device_caps :
       cap.capabilities;
-  output = ! !(dcaps & V4L2_CAP_VIDEO_OUTPUT);
-  if (output == ! !(dcaps & V4L2_CAP_VIDEO_CAPTURE) ||
+  output = ! !(dcaps & (V4L2_CAP_VIDEO_OUTPUT | V4L2_CAP_VIDEO_OUTPUT_MPLANE));
+  if (output == ! !(dcaps & (V4L2_CAP_VIDEO_CAPTURE |
+              V4L2_CAP_VIDEO_CAPTURE_MPLANE)) ||
       !(dcaps & V4L2_CAP_STREAMING)) {
     close (fd);
     return NULL;
   }
-  caps = gst_vstream_probe_fd_caps (fd, output ? V4L2_BUF_TYPE_VIDEO_OUTPUT :
-      V4L2_BUF_TYPE_VIDEO_CAPTURE, NULL);
+  if (gst_vstream_caps_are_mplane (dcaps, output))
+    type = output ? V4L2_BUF_TYPE_VIDEO_OUTPUT_MPLANE :
+        V4L2_BUF_TYPE_VIDEO_CAPTURE_MPLANE;
+  else
+    type = output ? V4L2_BUF_TYPE_VIDEO_OUTPUT : V4L2_BUF_TYPE_VIDEO_CAPTURE;
+  caps = gst_vstream_probe_fd_caps (fd, type, NULL);
   close (fd);
   if (gst_caps_is_empty (caps)) {
     gst_caps_unref (caps);

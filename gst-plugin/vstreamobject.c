@@ -24,6 +24,7 @@
 #include "vstreamobject.h"
 #include "vstreamcontrols.h"
 #include "vstreamformats.h"
+#include "vstreammplane.h"
 
 GST_DEBUG_CATEGORY_EXTERN (gst_vstream_debug);
 #define GST_CAT_DEFAULT gst_vstream_debug
@@ -253,7 +254,8 @@ gst_vstream_object_ioctl_fd (GstVstreamObject * obj, gint fd,
   int ret;
 
   do
-    ret = obj->ioctl (fd, request, arg);
+    ret = obj->mplane ? gst_vstream_mplane_ioctl (obj->ioctl, fd, request,
+        arg) : obj->ioctl (fd, request, arg);
   while (ret < 0 && errno == EINTR);
   return ret;
 }
@@ -269,6 +271,17 @@ static gboolean
 is_output (GstVstreamObject * obj)
 {
   return obj->type == V4L2_BUF_TYPE_VIDEO_OUTPUT;
+}
+
+/* The buffer type the device itself uses (obj->type is what the code
+ * above vstreammplane.c speaks). */
+enum v4l2_buf_type
+gst_vstream_object_buf_type (GstVstreamObject * obj)
+{
+  if (!obj->mplane)
+    return obj->type;
+  return is_output (obj) ? V4L2_BUF_TYPE_VIDEO_OUTPUT_MPLANE :
+      V4L2_BUF_TYPE_VIDEO_CAPTURE_MPLANE;
 }
 
 gboolean
@@ -312,7 +325,8 @@ gst_vstream_object_open (GstVstreamObject * obj)
   }
   caps = (obj->vcap.capabilities & V4L2_CAP_DEVICE_CAPS) ?
       obj->vcap.device_caps : obj->vcap.capabilities;
-  if (!(caps & want)) {
+  obj->mplane = gst_vstream_caps_are_mplane (caps, is_output (obj));
+  if (!(caps & want) && !obj->mplane) {
     GST_ELEMENT_ERROR (obj->element, RESOURCE, NOT_FOUND,
         ("Device '%s' is not a %s device.", obj->device,
             is_output (obj) ? "video output" : "video capture"),
@@ -329,8 +343,8 @@ gst_vstream_object_open (GstVstreamObject * obj)
     obj->watch_source =
         gst_vstream_object_ioctl (obj, VIDIOC_SUBSCRIBE_EVENT, &sub) == 0;
   }
-  GST_INFO_OBJECT (obj->element, "opened %s (%s), caps 0x%08x", obj->device,
-      obj->device_name, caps);
+  GST_INFO_OBJECT (obj->element, "opened %s (%s), caps 0x%08x%s", obj->device,
+      obj->device_name, caps, obj->mplane ? ", multi-planar" : "");
   g_mutex_lock (&obj->controls_lock);
   gst_vstream_controls_probe (obj);
   gst_vstream_controls_apply (obj);
@@ -373,27 +387,36 @@ gst_vstream_object_close (GstVstreamObject * obj)
   g_clear_pointer (&obj->device_name, g_free);
 }
 
+/* What caps probing talks to: an open node, or a pool's or the device
+ * provider's fd. */
+typedef struct
+{
+  gint fd;
+  GstVstreamIoctlFunc func;
+  gboolean mplane;
+} ProbeDev;
+
 static int
-probe_ioctl (gint fd, GstVstreamIoctlFunc func, unsigned long req, void *arg)
+probe_ioctl (const ProbeDev * d, unsigned long req, void *arg)
 {
   int ret;
 
   do
-    ret = func (fd, req, arg);
+    ret = d->mplane ? gst_vstream_mplane_ioctl (d->func, d->fd, req, arg) :
+        d->func (d->fd, req, arg);
   while (ret < 0 && errno == EINTR);
   return ret;
 }
 
 /* The framerates at one size, as a caps value. */
 static void
-probe_framerates (gint fd, enum v4l2_buf_type type, GstVstreamIoctlFunc func,
-    guint32 fourcc, guint w, guint h, GValue * out)
+probe_framerates (const ProbeDev * d, guint32 fourcc, guint w, guint h, GValue * out)
 {
   struct v4l2_frmivalenum ival = {
     .pixel_format = fourcc,.width = w,.height = h
   };
 
-  if (probe_ioctl (fd, func, VIDIOC_ENUM_FRAMEINTERVALS, &ival) < 0) {
+  if (probe_ioctl (d, VIDIOC_ENUM_FRAMEINTERVALS, &ival) < 0) {
     g_value_init (out, GST_TYPE_FRACTION_RANGE);
     gst_value_set_fraction_range_full (out, 0, 1, G_MAXINT, 1);
     return;
@@ -411,7 +434,7 @@ probe_framerates (gint fd, enum v4l2_buf_type type, GstVstreamIoctlFunc func,
           ival.discrete.numerator);
       gst_value_list_append_and_take_value (out, &v);
     } while (++ival.index,
-        probe_ioctl (fd, func, VIDIOC_ENUM_FRAMEINTERVALS, &ival) == 0);
+        probe_ioctl (d, VIDIOC_ENUM_FRAMEINTERVALS, &ival) == 0);
     if (gst_value_list_get_size (out) == 0) {
       /* nothing usable: any rate, as for a device that does not say */
       g_value_unset (out);
@@ -457,7 +480,7 @@ set_dimension (GstStructure * s, const gchar * name, guint min, guint max,
 /* Fields the device accepts for a format, found with TRY_FMT; @tried gets
  * the first accepted format (its colorimetry), else only @fourcc. */
 static GArray *
-probe_fields (gint fd, enum v4l2_buf_type type, GstVstreamIoctlFunc func,
+probe_fields (const ProbeDev * d, enum v4l2_buf_type type,
     guint32 fourcc, guint w, guint h, struct v4l2_pix_format *tried)
 {
   GArray *out = g_array_new (FALSE, FALSE, sizeof (guint32));
@@ -473,7 +496,7 @@ probe_fields (gint fd, enum v4l2_buf_type type, GstVstreamIoctlFunc func,
     fmt.fmt.pix.width = w;
     fmt.fmt.pix.height = h;
     fmt.fmt.pix.field = field;
-    if (probe_ioctl (fd, func, VIDIOC_TRY_FMT, &fmt) < 0) {
+    if (probe_ioctl (d, VIDIOC_TRY_FMT, &fmt) < 0) {
       /* no TRY_FMT: assume what the device reports now */
       if (i == 0)
         g_array_append_val (out, field);
@@ -513,13 +536,13 @@ set_colorimetry (GstStructure * s, enum v4l2_buf_type type,
 /* A capture device's pixel aspect ratio (CROPCAP, y/x in V4L2, x/y in
  * caps); FALSE when it does not say (square pixels are then assumed). */
 static gboolean
-probe_pixel_aspect (gint fd, enum v4l2_buf_type type,
-    GstVstreamIoctlFunc func, gint * par_n, gint * par_d)
+probe_pixel_aspect (const ProbeDev * d, enum v4l2_buf_type type,
+    gint * par_n, gint * par_d)
 {
   struct v4l2_cropcap cc = {.type = type };
 
   if (type != V4L2_BUF_TYPE_VIDEO_CAPTURE ||
-      probe_ioctl (fd, func, VIDIOC_CROPCAP, &cc) < 0 ||
+      probe_ioctl (d, VIDIOC_CROPCAP, &cc) < 0 ||
       !cc.pixelaspect.numerator || !cc.pixelaspect.denominator)
     return FALSE;
   *par_n = cc.pixelaspect.denominator;
@@ -557,17 +580,28 @@ append_size (GstCaps * caps, enum v4l2_buf_type type,
   }
 }
 
+/* @type may be a multi-planar type: the device is then probed through
+ * vstreammplane.c, as the elements use it. */
 GstCaps *
 gst_vstream_probe_fd_caps (gint fd, enum v4l2_buf_type type,
     GstVstreamIoctlFunc func)
 {
   GstCaps *caps = gst_caps_new_empty ();
-  struct v4l2_fmtdesc desc = {.type = type };
+  ProbeDev dev = {.fd = fd,.func = func ? func : default_ioctl };
+  const ProbeDev *d = &dev;
+  struct v4l2_fmtdesc desc;
   gint par_n = 0, par_d = 0;
 
-  if (!func)
-    func = default_ioctl;
-  for (desc.index = 0; probe_ioctl (fd, func, VIDIOC_ENUM_FMT, &desc) == 0;
+  if (type == V4L2_BUF_TYPE_VIDEO_CAPTURE_MPLANE) {
+    dev.mplane = TRUE;
+    type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+  } else if (type == V4L2_BUF_TYPE_VIDEO_OUTPUT_MPLANE) {
+    dev.mplane = TRUE;
+    type = V4L2_BUF_TYPE_VIDEO_OUTPUT;
+  }
+  memset (&desc, 0, sizeof (desc));
+  desc.type = type;
+  for (desc.index = 0; probe_ioctl (d, VIDIOC_ENUM_FMT, &desc) == 0;
       desc.index++) {
     struct v4l2_frmsizeenum fs = {.pixel_format = desc.pixelformat };
     struct v4l2_pix_format tried;
@@ -579,15 +613,15 @@ gst_vstream_probe_fd_caps (gint fd, enum v4l2_buf_type type,
           GST_FOURCC_ARGS (desc.pixelformat));
       continue;
     }
-    if (probe_ioctl (fd, func, VIDIOC_ENUM_FRAMESIZES, &fs) < 0) {
+    if (probe_ioctl (d, VIDIOC_ENUM_FRAMESIZES, &fs) < 0) {
       /* no size enumeration: ask TRY_FMT for the extremes */
       struct v4l2_format lo = {.type = type }, hi = {.type = type };
 
       lo.fmt.pix.pixelformat = hi.fmt.pix.pixelformat = desc.pixelformat;
       lo.fmt.pix.width = lo.fmt.pix.height = 1;
       hi.fmt.pix.width = hi.fmt.pix.height = 32768;
-      if (probe_ioctl (fd, func, VIDIOC_TRY_FMT, &lo) < 0 ||
-          probe_ioctl (fd, func, VIDIOC_TRY_FMT, &hi) < 0)
+      if (probe_ioctl (d, VIDIOC_TRY_FMT, &lo) < 0 ||
+          probe_ioctl (d, VIDIOC_TRY_FMT, &hi) < 0)
         continue;
       fs.type = V4L2_FRMSIZE_TYPE_CONTINUOUS;
       fs.stepwise.min_width = lo.fmt.pix.width;
@@ -597,17 +631,17 @@ gst_vstream_probe_fd_caps (gint fd, enum v4l2_buf_type type,
       fs.stepwise.step_width = fs.stepwise.step_height = 1;
     }
     if (fs.type == V4L2_FRMSIZE_TYPE_DISCRETE) {
-      fields = probe_fields (fd, type, func, desc.pixelformat,
+      fields = probe_fields (d, type, desc.pixelformat,
           fs.discrete.width, fs.discrete.height, &tried);
       do {
-        probe_framerates (fd, type, func, desc.pixelformat, fs.discrete.width,
+        probe_framerates (d, desc.pixelformat, fs.discrete.width,
             fs.discrete.height, &rates);
         append_size (caps, type, &tried, fields, fs.discrete.width,
             fs.discrete.width, 1, fs.discrete.height, fs.discrete.height, 1,
             &rates);
         g_value_unset (&rates);
         fs.index++;
-      } while (probe_ioctl (fd, func, VIDIOC_ENUM_FRAMESIZES, &fs) == 0 &&
+      } while (probe_ioctl (d, VIDIOC_ENUM_FRAMESIZES, &fs) == 0 &&
           fs.type == V4L2_FRMSIZE_TYPE_DISCRETE);
     } else {
       guint step_w = fs.type == V4L2_FRMSIZE_TYPE_STEPWISE ?
@@ -615,9 +649,9 @@ gst_vstream_probe_fd_caps (gint fd, enum v4l2_buf_type type,
       guint step_h = fs.type == V4L2_FRMSIZE_TYPE_STEPWISE ?
           fs.stepwise.step_height : 1;
 
-      fields = probe_fields (fd, type, func, desc.pixelformat,
+      fields = probe_fields (d, type, desc.pixelformat,
           fs.stepwise.min_width, fs.stepwise.min_height, &tried);
-      probe_framerates (fd, type, func, desc.pixelformat,
+      probe_framerates (d, desc.pixelformat,
           fs.stepwise.min_width, fs.stepwise.min_height, &rates);
       append_size (caps, type, &tried, fields, fs.stepwise.min_width,
           fs.stepwise.max_width, step_w, fs.stepwise.min_height,
@@ -626,7 +660,7 @@ gst_vstream_probe_fd_caps (gint fd, enum v4l2_buf_type type,
     }
     g_array_free (fields, TRUE);
   }
-  if (probe_pixel_aspect (fd, type, func, &par_n, &par_d)) {
+  if (probe_pixel_aspect (d, type, &par_n, &par_d)) {
     guint i;
 
     for (i = 0; i < gst_caps_get_size (caps); i++) {
@@ -644,8 +678,8 @@ GstCaps *
 gst_vstream_object_probe_caps (GstVstreamObject * obj)
 {
   if (!obj->probed_caps) {
-    obj->probed_caps = gst_vstream_probe_fd_caps (obj->fd, obj->type,
-        obj->ioctl);
+    obj->probed_caps = gst_vstream_probe_fd_caps (obj->fd,
+        gst_vstream_object_buf_type (obj), obj->ioctl);
     GST_DEBUG_OBJECT (obj->element, "probed caps %" GST_PTR_FORMAT,
         obj->probed_caps);
   }

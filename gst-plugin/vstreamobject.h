@@ -61,6 +61,8 @@ struct _GstVstreamObject
   gchar *device;
   gint fd;
   GstVstreamIoctlFunc ioctl;
+  gboolean mplane;              /* the device has only the _MPLANE types:
+                                 * ioctls go through vstreammplane.c */
 
   struct v4l2_capability vcap;
   gchar *device_name;
@@ -143,6 +145,7 @@ gboolean gst_vstream_object_open (GstVstreamObject * obj);
 void gst_vstream_object_close (GstVstreamObject * obj);
 gboolean gst_vstream_object_is_open (GstVstreamObject * obj);
 
+enum v4l2_buf_type gst_vstream_object_buf_type (GstVstreamObject * obj);
 gint gst_vstream_object_ioctl (GstVstreamObject * obj, unsigned long request,
     void *arg);
 gint gst_vstream_object_ioctl_fd (GstVstreamObject * obj, gint fd,

@@ -54,6 +54,10 @@ static struct
   gboolean can_crop;
   struct v4l2_rect crop;        /* the last S_SELECTION(CROP) */
   guint crops;                  /* how many */
+  gboolean mplane;              /* only the _MPLANE types (fake_ioctl) */
+  guint mplane_bufs;            /* plane-array buffer calls it took */
+  guint8 out_first;             /* an output's last queued frame: */
+  guint32 out_bytesused;        /* its first byte and its size */
 } fake;
 
 /* The controls: a class, two integers, a menu. */
@@ -196,7 +200,7 @@ fake_dqbuf (struct v4l2_buffer *b)
 }
 
 static int
-fake_ioctl (int fd, unsigned long req, void *arg)
+fake_ioctl_sp (int fd, unsigned long req, void *arg)
 {
   int ret = 0;
 
@@ -291,6 +295,10 @@ fake_ioctl (int fd, unsigned long req, void *arg)
           goto einval;
         fake.pages[b->index] = (guint8 *) b->m.userptr;
       }
+      if (fake.output && fake.pages[b->index]) {
+        fake.out_first = fake.pages[b->index][0];
+        fake.out_bytesused = b->bytesused;
+      }
       fake.queued[b->index] = TRUE;
       g_queue_push_tail (&fake.fifo, GUINT_TO_POINTER (b->index));
       break;
@@ -341,6 +349,141 @@ einval:
   g_mutex_unlock (&fake.lock);
   errno = EINVAL;
   return -1;
+}
+
+/* The fake as a device with only the multi-planar types, the way such
+ * drivers check what they are given: a single-planar type or a buffer
+ * without its plane array is EINVAL.  It answers through the
+ * single-planar fake. */
+static guint32
+fake_sp_type (guint32 type)
+{
+  if (type == V4L2_BUF_TYPE_VIDEO_CAPTURE_MPLANE && !fake.output)
+    return V4L2_BUF_TYPE_VIDEO_CAPTURE;
+  if (type == V4L2_BUF_TYPE_VIDEO_OUTPUT_MPLANE && fake.output)
+    return V4L2_BUF_TYPE_VIDEO_OUTPUT;
+  return 0;
+}
+
+static int
+fake_mplane_typed (int fd, unsigned long req, void *arg, guint32 * type)
+{
+  guint32 mp = *type;
+  int ret;
+
+  if (!(*type = fake_sp_type (mp))) {
+    *type = mp;
+    errno = EINVAL;
+    return -1;
+  }
+  ret = fake_ioctl_sp (fd, req, arg);
+  *type = mp;
+  return ret;
+}
+
+static int
+fake_mplane_format (int fd, unsigned long req, struct v4l2_format *f)
+{
+  struct v4l2_format sp = {.type = fake_sp_type (f->type) };
+  struct v4l2_pix_format_mplane *m = &f->fmt.pix_mp;
+
+  if (!sp.type) {
+    errno = EINVAL;
+    return -1;
+  }
+  fake_ioctl_sp (fd, req, &sp);
+  memset (m, 0, sizeof (*m));
+  m->width = sp.fmt.pix.width;
+  m->height = sp.fmt.pix.height;
+  m->pixelformat = sp.fmt.pix.pixelformat;
+  m->field = sp.fmt.pix.field;
+  m->num_planes = 1;
+  m->plane_fmt[0].bytesperline = sp.fmt.pix.bytesperline;
+  m->plane_fmt[0].sizeimage = sp.fmt.pix.sizeimage;
+  return 0;
+}
+
+static int
+fake_mplane_buffer (int fd, unsigned long req, struct v4l2_buffer *b)
+{
+  struct v4l2_buffer sp = *b;
+  struct v4l2_plane *pl = b->m.planes;
+  int ret;
+
+  sp.type = fake_sp_type (b->type);
+  if (!sp.type || !pl || b->length != 1) {
+    errno = EINVAL;
+    return -1;
+  }
+  g_atomic_int_inc (&fake.mplane_bufs);
+  sp.length = pl->length;
+  sp.bytesused = pl->bytesused;
+  if (b->memory == V4L2_MEMORY_USERPTR)
+    sp.m.userptr = pl->m.userptr;
+  else
+    sp.m.offset = pl->m.mem_offset;
+  ret = fake_ioctl_sp (fd, req, &sp);
+  if (ret < 0)
+    return ret;
+  b->index = sp.index;
+  b->flags = sp.flags;
+  b->field = sp.field;
+  b->sequence = sp.sequence;
+  b->timestamp = sp.timestamp;
+  pl->bytesused = sp.bytesused;
+  pl->length = sp.length;
+  if (b->memory == V4L2_MEMORY_USERPTR)
+    pl->m.userptr = sp.m.userptr;
+  else
+    pl->m.mem_offset = sp.m.offset;
+  return 0;
+}
+
+static int
+fake_ioctl (int fd, unsigned long req, void *arg)
+{
+  int ret;
+
+  if (!fake.mplane)
+    return fake_ioctl_sp (fd, req, arg);
+  switch (req) {
+    case VIDIOC_QUERYCAP:{
+      struct v4l2_capability *c = arg;
+
+      ret = fake_ioctl_sp (fd, req, arg);
+      c->device_caps = V4L2_CAP_STREAMING | (fake.output ?
+          V4L2_CAP_VIDEO_OUTPUT_MPLANE : V4L2_CAP_VIDEO_CAPTURE_MPLANE);
+      c->capabilities = c->device_caps | V4L2_CAP_DEVICE_CAPS;
+      return ret;
+    }
+    case VIDIOC_G_FMT:
+    case VIDIOC_S_FMT:
+    case VIDIOC_TRY_FMT:
+      return fake_mplane_format (fd, req, arg);
+    case VIDIOC_QUERYBUF:
+    case VIDIOC_QBUF:
+    case VIDIOC_DQBUF:
+      return fake_mplane_buffer (fd, req, arg);
+    case VIDIOC_ENUM_FMT:
+      return fake_mplane_typed (fd, req, arg,
+          &((struct v4l2_fmtdesc *) arg)->type);
+    case VIDIOC_G_PARM:
+    case VIDIOC_S_PARM:
+      return fake_mplane_typed (fd, req, arg,
+          &((struct v4l2_streamparm *) arg)->type);
+    case VIDIOC_REQBUFS:
+      return fake_mplane_typed (fd, req, arg,
+          &((struct v4l2_requestbuffers *) arg)->type);
+    case VIDIOC_STREAMON:
+    case VIDIOC_STREAMOFF:
+      return fake_mplane_typed (fd, req, arg, arg);
+    case VIDIOC_G_SELECTION:
+    case VIDIOC_S_SELECTION:
+      return fake_mplane_typed (fd, req, arg,
+          &((struct v4l2_selection *) arg)->type);
+    default:
+      return fake_ioctl_sp (fd, req, arg);
+  }
 }
 
 static void *
@@ -407,6 +550,10 @@ fake_setup (void)
   fake.can_crop = TRUE;
   memset (&fake.crop, 0, sizeof (fake.crop));
   fake.crops = 0;
+  fake.mplane = FALSE;
+  fake.mplane_bufs = 0;
+  fake.out_first = 0;
+  fake.out_bytesused = 0;
   fake.brightness = 128;
   fake.contrast = 50;
   fake.pattern = 0;
@@ -1046,6 +1193,70 @@ GST_START_TEST (test_dma_drm_caps)
 GST_END_TEST;
 #endif
 
+/* A device with only the multi-planar types (SoC cameras, vivid
+ * multiplanar=2): frames arrive whole and unchanged in mmap and userptr,
+ * mmap without a copy, and every buffer call used the plane array. */
+static const gchar *const mplane_io_modes[] = { "mmap", "userptr" };
+
+GST_START_TEST (test_mplane_source)
+{
+  GstHarness *h;
+  GstElement *src;
+  gint i;
+
+  fake.mplane = TRUE;
+  h = src_harness_io (mplane_io_modes[__i__]);
+  src = harness_element (h, "vstreamsrc");
+  for (i = 0; i < 10; i++) {
+    GstBuffer *b = gst_harness_pull (h);
+
+    fail_unless (b != NULL, "frame %d did not come", i);
+    fail_unless_equals_int (gst_buffer_get_size (b), SIZEIMAGE);
+    assert_frame (b);
+    gst_buffer_unref (b);
+  }
+  fail_unless (g_atomic_int_get (&fake.mplane_bufs) >= 10);
+  if (__i__ == 0) {
+    fail_unless (stat_of (src, "zero-copy") >= 9);
+    fail_unless_equals_int (stat_of (src, "copies"), 0);
+  }
+  gst_object_unref (src);
+  gst_harness_teardown (h);
+  assert_device_released ();
+}
+
+GST_END_TEST;
+
+/* vstreamsink on a multi-planar output: the frames it queues are the
+ * ones pushed, with their size. */
+GST_START_TEST (test_mplane_sink)
+{
+  GstHarness *h;
+  gint i;
+
+  fake.mplane = TRUE;
+  fake.output = TRUE;
+  h = gst_harness_new_parse ("vstreamsink device=" FAKE_DEV
+      " sync=false enable-last-sample=false");
+  gst_harness_play (h);
+  gst_harness_set_src_caps_str (h, CAPS);
+  for (i = 0; i < 6; i++) {
+    GstBuffer *b = gst_buffer_new_allocate (NULL, SIZEIMAGE, NULL);
+
+    gst_buffer_memset (b, 0, 'a' + i, SIZEIMAGE);
+    fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
+    g_mutex_lock (&fake.lock);
+    fail_unless_equals_int (fake.out_first, 'a' + i);
+    fail_unless_equals_int (fake.out_bytesused, SIZEIMAGE);
+    g_mutex_unlock (&fake.lock);
+  }
+  fail_unless (g_atomic_int_get (&fake.mplane_bufs) >= 6);
+  gst_harness_teardown (h);
+  assert_device_released ();
+}
+
+GST_END_TEST;
+
 static Suite *
 vstream_lifetime_suite (void)
 {
@@ -1074,6 +1285,9 @@ vstream_lifetime_suite (void)
   tcase_add_test (tc, test_extra_controls);
   tcase_add_test (tc, test_crop);
   tcase_add_test (tc, test_crop_refused);
+  tcase_add_loop_test (tc, test_mplane_source, 0,
+      G_N_ELEMENTS (mplane_io_modes));
+  tcase_add_test (tc, test_mplane_sink);
 #if GST_CHECK_VERSION(1, 24, 0)
   tcase_add_test (tc, test_dma_drm_caps);
 #endif

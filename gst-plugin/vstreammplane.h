@@ -1,0 +1,21 @@
+/* vstream GStreamer plugin: multi-planar devices through the
+ * single-planar code (vstreammplane.c).
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#ifndef __GST_VSTREAM_MPLANE_H__
+#define __GST_VSTREAM_MPLANE_H__
+
+#include <glib.h>
+#include <linux/videodev2.h>
+
+G_BEGIN_DECLS
+
+typedef int (*GstVstreamMplaneCall) (int fd, unsigned long request,
+    void *arg);
+
+gboolean gst_vstream_caps_are_mplane (guint32 device_caps, gboolean output);
+int gst_vstream_mplane_ioctl (GstVstreamMplaneCall call, int fd,
+    unsigned long request, void *arg);
+
+G_END_DECLS
+#endif
