@@ -47,6 +47,7 @@
 #include <gst/allocators/gstdmabuf.h>
 
 #include "vstreambufferpool.h"
+#include "vstreammplane.h"
 #include "vstreamallocator.h"
 #include "vstreamformats.h"
 
@@ -632,7 +633,8 @@ dqbuf (GstVstreamBufferPool * pool, GstBuffer ** out, gboolean wait)
   if (!pool->output) {
     if (vb.flags & V4L2_BUF_FLAG_ERROR)
       GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_CORRUPTED);
-    gst_buffer_resize (buf, 0, vb.bytesused);
+    gst_buffer_resize (buf, GST_VSTREAM_BUFFER_DATA_OFFSET (&vb),
+        vb.bytesused);
     gst_vstream_buffer_set_field_flags (buf, vb.field);
     /* The source turns sequence gaps into drop counts and QoS. */
     GST_BUFFER_OFFSET (buf) = vb.sequence;

@@ -19,10 +19,11 @@
  * per colour plane (NV12M, YUV420M) have no single-planar form: a format
  * call that would leave the device on one fails with EINVAL, and
  * ENUM_FMT's entries for them are not in the formats table, so caps never
- * offer them.  A plane's data_offset (where the frame starts inside the
- * plane) is folded into nothing: drivers that set it for single-plane
- * formats are not known to us, and bytesused is passed on as the driver
- * reports it.
+ * offer them.  A captured plane may start its frame data_offset bytes in
+ * (vivid puts a 128-byte header there): a dequeued buffer's bytesused is
+ * then the frame's own, and the offset comes in
+ * GST_VSTREAM_BUFFER_DATA_OFFSET (a reserved field the single-planar API
+ * leaves zero), for the pool to skip.
  */
 #include <errno.h>
 #include <string.h>
@@ -156,6 +157,12 @@ call_buffer (GstVstreamMplaneCall call, int fd, unsigned long request,
   b->sequence = mp.sequence;
   b->memory = mp.memory;
   b->bytesused = plane.bytesused;
+  GST_VSTREAM_BUFFER_DATA_OFFSET (b) = 0;
+  if (request == VIDIOC_DQBUF && plane.data_offset &&
+      plane.data_offset <= plane.bytesused) {
+    b->bytesused -= plane.data_offset;
+    GST_VSTREAM_BUFFER_DATA_OFFSET (b) = plane.data_offset;
+  }
   b->length = plane.length;
   if (mp.memory == V4L2_MEMORY_USERPTR)
     b->m.userptr = plane.m.userptr;

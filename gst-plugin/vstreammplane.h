@@ -10,6 +10,10 @@
 
 G_BEGIN_DECLS
 
+/* Where a dequeued frame starts in its buffer (a multi-planar plane's
+ * data_offset; vstreammplane.c); 0 on single-planar devices. */
+#define GST_VSTREAM_BUFFER_DATA_OFFSET(vb) ((vb)->reserved2)
+
 typedef int (*GstVstreamMplaneCall) (int fd, unsigned long request,
     void *arg);
 
