@@ -370,11 +370,11 @@ int vstream_try_fmt(struct file *file, void *priv, struct v4l2_format *f)
 		vstream_fill_pix(node->pipe, vf, pix, node->output);
 	/*
 	 * A reader that followed a producer keeps its colorimetry (its
-	 * pattern and last frame are drawn in it) for the same format, so
-	 * TRY_FMT(G_FMT) is G_FMT after the producer has gone.
+	 * pattern and last frame are drawn in it) for the same format at any
+	 * size, so TRY_FMT(G_FMT) is G_FMT after the producer has gone, and
+	 * S_FMT(G_FMT) restores it after another size was set.
 	 */
 	if (!node->output && pix->pixelformat == node->fmt.pixelformat &&
-	    pix->width == node->fmt.width && pix->height == node->fmt.height &&
 	    pix->field == node->fmt.field) {
 		pix->colorspace = node->fmt.colorspace;
 		pix->ycbcr_enc = node->fmt.ycbcr_enc;
