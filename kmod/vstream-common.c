@@ -74,6 +74,9 @@ int vstream_enum_fmt(struct file *file, void *priv, struct v4l2_fmtdesc *f)
 	struct vstream_node *node = video_drvdata(file);
 	const struct vstream_format *vf;
 
+	/* one handler serves both APIs: a node takes its own type only */
+	if (f->type != node->queue.type)
+		return -EINVAL;
 	if (vstream_follows(node)) {
 		if (f->index)
 			return -EINVAL;
@@ -339,6 +342,8 @@ int vstream_g_fmt(struct file *file, void *priv, struct v4l2_format *f)
 {
 	struct vstream_node *node = video_drvdata(file);
 
+	if (f->type != node->queue.type)
+		return -EINVAL;
 	vstream_follows(node);
 	f->fmt.pix = node->fmt;
 	return 0;
@@ -350,6 +355,8 @@ int vstream_try_fmt(struct file *file, void *priv, struct v4l2_format *f)
 	struct v4l2_pix_format *pix = &f->fmt.pix;
 	const struct vstream_format *vf;
 
+	if (f->type != node->queue.type)
+		return -EINVAL;
 	if (vstream_follows(node)) {
 		*pix = node->pipe->out.fmt;
 		return 0;
@@ -405,6 +412,77 @@ int vstream_s_fmt(struct file *file, void *priv, struct v4l2_format *f)
 	else
 		vstream_cap_setup_tpg(node);
 	return 0;
+}
+
+/*
+ * A multi-planar pipe (cfg.mplane) offers the same formats through the
+ * _MPLANE types, every frame in one memory plane, so the single-planar
+ * handlers above do the work on the v4l2_pix_format this one plane
+ * stands for.  The node's type check stays theirs.
+ */
+static void vstream_pix_from_mp(const struct v4l2_pix_format_mplane *mp,
+				struct v4l2_pix_format *pix)
+{
+	memset(pix, 0, sizeof(*pix));
+	pix->width = mp->width;
+	pix->height = mp->height;
+	pix->pixelformat = mp->pixelformat;
+	pix->field = mp->field;
+	pix->colorspace = mp->colorspace;
+	pix->flags = mp->flags;
+	pix->ycbcr_enc = mp->ycbcr_enc;
+	pix->quantization = mp->quantization;
+	pix->xfer_func = mp->xfer_func;
+	if (mp->num_planes) {
+		pix->bytesperline = mp->plane_fmt[0].bytesperline;
+		pix->sizeimage = mp->plane_fmt[0].sizeimage;
+	}
+}
+
+static void vstream_mp_from_pix(const struct v4l2_pix_format *pix,
+				struct v4l2_pix_format_mplane *mp)
+{
+	memset(mp, 0, sizeof(*mp));
+	mp->width = pix->width;
+	mp->height = pix->height;
+	mp->pixelformat = pix->pixelformat;
+	mp->field = pix->field;
+	mp->colorspace = pix->colorspace;
+	mp->num_planes = 1;
+	mp->plane_fmt[0].bytesperline = pix->bytesperline;
+	mp->plane_fmt[0].sizeimage = pix->sizeimage;
+	mp->flags = pix->flags;
+	mp->ycbcr_enc = pix->ycbcr_enc;
+	mp->quantization = pix->quantization;
+	mp->xfer_func = pix->xfer_func;
+}
+
+static int vstream_fmt_mplane(struct file *file, void *priv, struct v4l2_format *f,
+			      int (*op)(struct file *, void *, struct v4l2_format *))
+{
+	struct v4l2_format sp = { .type = f->type };
+	int ret;
+
+	vstream_pix_from_mp(&f->fmt.pix_mp, &sp.fmt.pix);
+	ret = op(file, priv, &sp);
+	if (!ret)
+		vstream_mp_from_pix(&sp.fmt.pix, &f->fmt.pix_mp);
+	return ret;
+}
+
+int vstream_g_fmt_mplane(struct file *file, void *priv, struct v4l2_format *f)
+{
+	return vstream_fmt_mplane(file, priv, f, vstream_g_fmt);
+}
+
+int vstream_try_fmt_mplane(struct file *file, void *priv, struct v4l2_format *f)
+{
+	return vstream_fmt_mplane(file, priv, f, vstream_try_fmt);
+}
+
+int vstream_s_fmt_mplane(struct file *file, void *priv, struct v4l2_format *f)
+{
+	return vstream_fmt_mplane(file, priv, f, vstream_s_fmt);
 }
 
 int vstream_g_parm(struct file *file, void *priv, struct v4l2_streamparm *parm)
@@ -491,7 +569,12 @@ int vstream_queue_init(struct vstream_node *node)
 {
 	struct vb2_queue *q = &node->queue;
 
-	q->type = node->output ? V4L2_BUF_TYPE_VIDEO_OUTPUT : V4L2_BUF_TYPE_VIDEO_CAPTURE;
+	if (node->pipe->cfg.mplane)
+		q->type = node->output ? V4L2_BUF_TYPE_VIDEO_OUTPUT_MPLANE :
+					 V4L2_BUF_TYPE_VIDEO_CAPTURE_MPLANE;
+	else
+		q->type = node->output ? V4L2_BUF_TYPE_VIDEO_OUTPUT :
+					 V4L2_BUF_TYPE_VIDEO_CAPTURE;
 	q->io_modes = VB2_MMAP | VB2_USERPTR | VB2_DMABUF |
 		      (node->output ? VB2_WRITE : VB2_READ);
 	q->drv_priv = node;

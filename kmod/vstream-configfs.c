@@ -4,6 +4,7 @@
  *
  *   mkdir /sys/kernel/config/vstream/cam
  *   echo 2 > /sys/kernel/config/vstream/cam/readers
+ *   echo 1 > /sys/kernel/config/vstream/cam/mplane      (optional)
  *   echo 1 > /sys/kernel/config/vstream/cam/enabled     (nodes appear)
  *   echo 0 > /sys/kernel/config/vstream/cam/enabled     (nodes go)
  *   rmdir /sys/kernel/config/vstream/cam
@@ -161,6 +162,36 @@ static ssize_t vstream_cfs_format_store(struct config_item *item, const char *pa
 	return ret ?: len;
 }
 
+/* 1: the nodes speak the multi-planar API (one plane per frame) */
+static ssize_t vstream_cfs_mplane_show(struct config_item *item, char *page)
+{
+	struct vstream_cfs_pipe *cp = to_cfs_pipe(item);
+	ssize_t ret;
+
+	mutex_lock(&cp->lock);
+	ret = sprintf(page, "%d\n", cp->cfg.mplane);
+	mutex_unlock(&cp->lock);
+	return ret;
+}
+
+static ssize_t vstream_cfs_mplane_store(struct config_item *item, const char *page,
+					size_t len)
+{
+	struct vstream_cfs_pipe *cp = to_cfs_pipe(item);
+	bool on;
+	int ret;
+
+	ret = kstrtobool(page, &on);
+	if (ret)
+		return ret;
+	ret = vstream_cfs_lock_disabled(cp);
+	if (ret)
+		return ret;
+	cp->cfg.mplane = on;
+	mutex_unlock(&cp->lock);
+	return len;
+}
+
 static ssize_t vstream_cfs_enabled_show(struct config_item *item, char *page)
 {
 	struct vstream_cfs_pipe *cp = to_cfs_pipe(item);
@@ -222,6 +253,7 @@ static ssize_t vstream_cfs_devices_show(struct config_item *item, char *page)
 
 CONFIGFS_ATTR(vstream_cfs_, label);
 CONFIGFS_ATTR(vstream_cfs_, format);
+CONFIGFS_ATTR(vstream_cfs_, mplane);
 CONFIGFS_ATTR(vstream_cfs_, enabled);
 CONFIGFS_ATTR_RO(vstream_cfs_, devices);
 
@@ -231,6 +263,7 @@ static struct configfs_attribute *vstream_cfs_attrs[] = {
 	&vstream_cfs_attr_max_height,
 	&vstream_cfs_attr_label,
 	&vstream_cfs_attr_format,
+	&vstream_cfs_attr_mplane,
 	&vstream_cfs_attr_enabled,
 	&vstream_cfs_attr_devices,
 	NULL,

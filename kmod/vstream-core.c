@@ -28,6 +28,10 @@ static char *card_label[VSTREAM_MAX_PIPES];
 module_param_array(card_label, charp, NULL, 0444);
 MODULE_PARM_DESC(card_label, "card name of each pipe (default \"vstream N\")");
 
+static bool mplane[VSTREAM_MAX_PIPES];
+module_param_array(mplane, bool, NULL, 0444);
+MODULE_PARM_DESC(mplane, "per pipe: nodes use the multi-planar API (one plane) (default N)");
+
 static unsigned int readers = 1;
 module_param(readers, uint, 0444);
 MODULE_PARM_DESC(readers, "capture nodes per pipe, each gets every frame (1-4, default 1)");
@@ -152,8 +156,13 @@ static int vstream_node_init(struct vstream_pipe *pipe, struct vstream_node *nod
 	vdev->queue = &node->queue;
 	vdev->lock = &pipe->lock;
 	vdev->vfl_dir = output ? VFL_DIR_TX : VFL_DIR_RX;
-	vdev->device_caps = V4L2_CAP_STREAMING | V4L2_CAP_READWRITE |
-			    (output ? V4L2_CAP_VIDEO_OUTPUT : V4L2_CAP_VIDEO_CAPTURE);
+	vdev->device_caps = V4L2_CAP_STREAMING | V4L2_CAP_READWRITE;
+	if (pipe->cfg.mplane)
+		vdev->device_caps |= output ? V4L2_CAP_VIDEO_OUTPUT_MPLANE :
+				      V4L2_CAP_VIDEO_CAPTURE_MPLANE;
+	else
+		vdev->device_caps |= output ? V4L2_CAP_VIDEO_OUTPUT :
+				      V4L2_CAP_VIDEO_CAPTURE;
 	video_set_drvdata(vdev, node);
 	return 0;
 
@@ -322,6 +331,7 @@ static int vstream_param_pipe(unsigned int i)
 		.max_width = vstream_max_width,
 		.max_height = vstream_max_height,
 		.video_nr = &video_nr[i * (1 + readers)],
+		.mplane = mplane[i],
 	};
 	struct vstream_pipe *pipe;
 

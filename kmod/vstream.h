@@ -91,6 +91,8 @@ struct vstream_pipe_config {
 	u32 fixed_height;
 	struct v4l2_fract fixed_tpf;
 	const int *video_nr;		/* output, then readers; NULL: any */
+	/* the nodes speak the multi-planar API, each frame in one plane */
+	bool mplane;
 };
 
 struct vstream_pipe;
@@ -202,6 +204,9 @@ int vstream_enum_frameintervals(struct file *file, void *priv,
 int vstream_g_fmt(struct file *file, void *priv, struct v4l2_format *f);
 int vstream_try_fmt(struct file *file, void *priv, struct v4l2_format *f);
 int vstream_s_fmt(struct file *file, void *priv, struct v4l2_format *f);
+int vstream_g_fmt_mplane(struct file *file, void *priv, struct v4l2_format *f);
+int vstream_try_fmt_mplane(struct file *file, void *priv, struct v4l2_format *f);
+int vstream_s_fmt_mplane(struct file *file, void *priv, struct v4l2_format *f);
 int vstream_g_parm(struct file *file, void *priv, struct v4l2_streamparm *parm);
 int vstream_s_parm(struct file *file, void *priv, struct v4l2_streamparm *parm);
 int vstream_queue_setup(struct vstream_node *node, unsigned int *nbuffers,

@@ -33,14 +33,15 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: %s add NAME [--readers N] [--max WxH] [--format FOURCC:WxH[@FPS]]\n"
-		"                     [--label TEXT]\n"
+		"                     [--label TEXT] [--mplane]\n"
 		"       %s del NAME\n"
 		"       %s list\n"
 		"\n"
 		"add   makes a pipe: an output node NAME-output that a producer feeds and\n"
 		"      N capture nodes (NAME-capture, or NAME-capture-0.. with N > 1);\n"
 		"      --max bounds the frame size, --format fixes the one format the\n"
-		"      nodes offer, --label is the card name applications show.\n"
+		"      nodes offer, --label is the card name applications show,\n"
+		"      --mplane makes the nodes multi-planar (V4L2_BUF_TYPE_*_MPLANE).\n"
 		"del   removes a pipe; nodes still open stop working (ENODEV) at once.\n"
 		"list  shows every pipe, its nodes and their counters.\n",
 		prog, prog, prog);
@@ -219,15 +220,17 @@ static int cmd_add(int argc, char **argv)
 		{ "max", required_argument, NULL, 'm' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "label", required_argument, NULL, 'l' },
+		{ "mplane", no_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *format = NULL, *label = NULL, *name;
 	unsigned int readers = 0, w = 0, h = 0;
+	int mplane = 0;
 	char p[PATH_MAX], num[16], devs[1024];
 	int c, err, ret;
 
-	while ((c = getopt_long(argc, argv, "r:m:f:l:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:m:f:l:Mh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			if (parse_uint(optarg, &readers) || !readers || readers > MAX_READERS) {
@@ -253,6 +256,9 @@ static int cmd_add(int argc, char **argv)
 				return 2;
 			}
 			label = optarg;
+			break;
+		case 'M':
+			mplane = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -297,6 +303,12 @@ static int cmd_add(int argc, char **argv)
 		if (err)
 			fail("--label \"%s\": %s", label, err == -EINVAL ?
 			     "printable ASCII only" : why(-err));
+	}
+	if (!err && mplane) {
+		err = write_attr(name, "mplane", "1");
+		if (err)
+			fail("--mplane: %s", err == -ENOENT ?
+			     "this vstream module has no multi-planar pipes" : why(-err));
 	}
 	if (!err && format) {
 		err = write_attr(name, "format", format);

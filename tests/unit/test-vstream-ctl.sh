@@ -59,9 +59,10 @@ expect 1 "is configfs mounted" add cam
 
 cfg=$T/sys/kernel/config/vstream
 mkdir -p "$cfg"
-expect 0 "" add cam --readers 2 --max 1280x720 --format YUYV:640x480@25 --label "Meeting cam"
+expect 0 "" add cam --readers 2 --max 1280x720 --format YUYV:640x480@25 --label "Meeting cam" \
+	--mplane
 for kv in readers=2 max_width=1280 max_height=720 format=YUYV:640x480@25 \
-	"label=Meeting cam" enabled=1; do
+	"label=Meeting cam" mplane=1 enabled=1; do
 	k=${kv%%=*} v=${kv#*=}
 	[ "$(cat "$cfg/cam/$k" 2>/dev/null)" = "$v" ] ||
 		{ echo "FAIL: $k is '$(cat "$cfg/cam/$k" 2>/dev/null)', want '$v'"; fails=$((fails + 1)); }
