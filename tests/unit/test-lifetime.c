@@ -56,6 +56,8 @@ static struct
   guint crops;                  /* how many */
   gboolean mplane;              /* only the _MPLANE types (fake_ioctl) */
   guint mplane_bufs;            /* plane-array buffer calls it took */
+  guint data_offset;            /* mplane: where a captured frame starts
+                                 * in its plane, as vivid's */
   guint8 out_first;             /* an output's last queued frame: */
   guint32 out_bytesused;        /* its first byte and its size */
 } fake;
@@ -187,11 +189,15 @@ fake_dqbuf (struct v4l2_buffer *b)
 
     if (fake.gap_every && seq % fake.gap_every == 0)
       seq = fake.sequence++;
+    guint8 *frame = fake.pages[index];
+
     /* the frame, where the buffer's memory is mapped */
-    for (i = 0; fake.pages[index] && i < SIZEIMAGE; i++)
-      fake.pages[index][i] = pixel (seq, i);
-    if (fake.pages[index])
-      memcpy (fake.pages[index], &seq, 4);
+    if (frame)
+      frame += fake.data_offset;
+    for (i = 0; frame && i < SIZEIMAGE; i++)
+      frame[i] = pixel (seq, i);
+    if (frame)
+      memcpy (frame, &seq, 4);
     b->sequence = seq;
     b->timestamp.tv_sec = now / G_USEC_PER_SEC;
     b->timestamp.tv_usec = now % G_USEC_PER_SEC;
@@ -431,6 +437,10 @@ fake_mplane_buffer (int fd, unsigned long req, struct v4l2_buffer *b)
   b->sequence = sp.sequence;
   b->timestamp = sp.timestamp;
   pl->bytesused = sp.bytesused;
+  if (req == VIDIOC_DQBUF && !fake.output) {
+    pl->data_offset = fake.data_offset;
+    pl->bytesused += fake.data_offset;
+  }
   pl->length = sp.length;
   if (b->memory == V4L2_MEMORY_USERPTR)
     pl->m.userptr = sp.m.userptr;
@@ -552,6 +562,7 @@ fake_setup (void)
   fake.crops = 0;
   fake.mplane = FALSE;
   fake.mplane_bufs = 0;
+  fake.data_offset = 0;
   fake.out_first = 0;
   fake.out_bytesused = 0;
   fake.brightness = 128;
@@ -1195,8 +1206,13 @@ GST_END_TEST;
 
 /* A device with only the multi-planar types (SoC cameras, vivid
  * multiplanar=2): frames arrive whole and unchanged in mmap and userptr,
- * mmap without a copy, and every buffer call used the plane array. */
-static const gchar *const mplane_io_modes[] = { "mmap", "userptr" };
+ * mmap without a copy, also where the frame starts data_offset bytes
+ * into its plane, and every buffer call used the plane array. */
+static const struct
+{
+  const gchar *io_mode;
+  guint data_offset;
+} mplane_cases[] = { {"mmap", 0}, {"userptr", 0}, {"mmap", 128} };
 
 GST_START_TEST (test_mplane_source)
 {
@@ -1205,7 +1221,8 @@ GST_START_TEST (test_mplane_source)
   gint i;
 
   fake.mplane = TRUE;
-  h = src_harness_io (mplane_io_modes[__i__]);
+  fake.data_offset = mplane_cases[__i__].data_offset;
+  h = src_harness_io (mplane_cases[__i__].io_mode);
   src = harness_element (h, "vstreamsrc");
   for (i = 0; i < 10; i++) {
     GstBuffer *b = gst_harness_pull (h);
@@ -1216,7 +1233,7 @@ GST_START_TEST (test_mplane_source)
     gst_buffer_unref (b);
   }
   fail_unless (g_atomic_int_get (&fake.mplane_bufs) >= 10);
-  if (__i__ == 0) {
+  if (g_str_equal (mplane_cases[__i__].io_mode, "mmap")) {
     fail_unless (stat_of (src, "zero-copy") >= 9);
     fail_unless_equals_int (stat_of (src, "copies"), 0);
   }
@@ -1286,7 +1303,7 @@ vstream_lifetime_suite (void)
   tcase_add_test (tc, test_crop);
   tcase_add_test (tc, test_crop_refused);
   tcase_add_loop_test (tc, test_mplane_source, 0,
-      G_N_ELEMENTS (mplane_io_modes));
+      G_N_ELEMENTS (mplane_cases));
   tcase_add_test (tc, test_mplane_sink);
 #if GST_CHECK_VERSION(1, 24, 0)
   tcase_add_test (tc, test_dma_drm_caps);
