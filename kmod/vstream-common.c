@@ -536,9 +536,10 @@ void vstream_return_buffers(struct vstream_node *node, enum vb2_buffer_state sta
 
 /*
  * The queue_setup both directions share.  REQBUFS (*nplanes == 0) gets at
- * least min_buffers; CREATE_BUFS gets what it asks for, any size from the
- * format's up.  Either way one queue holds at most max_queue_mb of frame
- * memory, so no opener can pin more (the count shrinks to fit, or ENOMEM).
+ * least min_buffers; CREATE_BUFS gets what it asks for, one plane of any
+ * size from the format's up.  Either way one queue holds at most
+ * max_queue_mb of frame memory, so no opener can pin more (the count
+ * shrinks to fit, or ENOMEM).
  */
 int vstream_queue_setup(struct vstream_node *node, unsigned int *nbuffers,
 			unsigned int *nplanes, unsigned int sizes[])
@@ -549,7 +550,7 @@ int vstream_queue_setup(struct vstream_node *node, unsigned int *nbuffers,
 	u64 size, fit;
 
 	if (*nplanes) {
-		if (sizes[0] < node->fmt.sizeimage)
+		if (*nplanes != 1 || sizes[0] < node->fmt.sizeimage)
 			return -EINVAL;
 	} else {
 		*nplanes = 1;
