@@ -247,17 +247,26 @@ gst_vstream_object_disown (GstVstreamObject * obj)
   gst_vstream_object_unref (obj);
 }
 
-gint
-gst_vstream_object_ioctl_fd (GstVstreamObject * obj, gint fd,
+/* One call to the device, through vstreammplane.c on a multi-planar one;
+ * retried when a signal interrupts it. */
+static int
+device_call (GstVstreamIoctlFunc func, gboolean mplane, gint fd,
     unsigned long request, void *arg)
 {
   int ret;
 
   do
-    ret = obj->mplane ? gst_vstream_mplane_ioctl (obj->ioctl, fd, request,
-        arg) : obj->ioctl (fd, request, arg);
+    ret = mplane ? gst_vstream_mplane_ioctl (func, fd, request, arg) :
+        func (fd, request, arg);
   while (ret < 0 && errno == EINTR);
   return ret;
+}
+
+gint
+gst_vstream_object_ioctl_fd (GstVstreamObject * obj, gint fd,
+    unsigned long request, void *arg)
+{
+  return device_call (obj->ioctl, obj->mplane, fd, request, arg);
 }
 
 gint
@@ -399,18 +408,13 @@ typedef struct
 static int
 probe_ioctl (const ProbeDev * d, unsigned long req, void *arg)
 {
-  int ret;
-
-  do
-    ret = d->mplane ? gst_vstream_mplane_ioctl (d->func, d->fd, req, arg) :
-        d->func (d->fd, req, arg);
-  while (ret < 0 && errno == EINTR);
-  return ret;
+  return device_call (d->func, d->mplane, d->fd, req, arg);
 }
 
 /* The framerates at one size, as a caps value. */
 static void
-probe_framerates (const ProbeDev * d, guint32 fourcc, guint w, guint h, GValue * out)
+probe_framerates (const ProbeDev * d, guint32 fourcc, guint w, guint h,
+    GValue * out)
 {
   struct v4l2_frmivalenum ival = {
     .pixel_format = fourcc,.width = w,.height = h
