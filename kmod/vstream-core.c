@@ -115,6 +115,7 @@ static int vstream_node_init(struct vstream_pipe *pipe, struct vstream_node *nod
 	node->output = output;
 	node->reader = reader;
 	INIT_LIST_HEAD(&node->active);
+	INIT_LIST_HEAD(&node->delivered);
 
 	node->vfmt = pipe->cfg.fixed ?: vstream_format_by_index(0);
 	node->fmt.width = pipe->cfg.fixed ? pipe->cfg.fixed_width : 640;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The producer side of a pipe: output ioctls and the
- * output vb2 queue.  Queued buffers are handed to the pipe thread.
+ * output vb2 queue.  Queued buffers go to the pipe (vstream-pipe.c).
  */
 
 #include <linux/videodev2.h>
@@ -50,8 +50,7 @@ static void out_buf_queue(struct vb2_buffer *vb)
 		vb2_set_plane_payload(vb, 0, vb->vb2_queue->fileio_write_immediately ?
 				      min_t(size_t, node->write_len, vb2_plane_size(vb, 0)) :
 				      node->fmt.sizeimage);
-	list_add_tail(&buf->list, &node->active);
-	vstream_pipe_kick(node->pipe);
+	vstream_pipe_produce(node->pipe, buf);
 }
 
 /*
@@ -76,6 +75,7 @@ ssize_t vstream_out_write(struct file *file, const char __user *data, size_t cou
 	if (mutex_lock_interruptible(&node->pipe->lock))
 		return -ERESTARTSYS;
 	if (!vb2_queue_is_busy(q, file)) {
+		vstream_pipe_complete(node->pipe);
 		node->write_len = count;
 		ret = vb2_write(q, data, count, ppos, file->f_flags & O_NONBLOCK);
 		if (vb2_fileio_is_active(q))
@@ -112,6 +112,8 @@ static void out_stop_streaming(struct vb2_queue *q)
 	struct vstream_node *node = vb2_get_drv_priv(q);
 
 	vstream_node_set_streaming(node, false);
+	/* delivered ones too: vb2 wants them all back, the thread is not asked */
+	list_splice_tail_init(&node->delivered, &node->active);
 	vstream_return_buffers(node, VB2_BUF_STATE_ERROR);
 	/* an idle pipe keeps no spare frames */
 	vstream_mem_drain(node->pipe);
@@ -126,6 +128,15 @@ const struct vb2_ops vstream_out_qops = {
 	.stop_streaming		= out_stop_streaming,
 	VSTREAM_VB2_WAIT_OPS
 };
+
+/* The producer's delivered buffers are its own again: no thread to wait for. */
+static int out_dqbuf(struct file *file, void *priv, struct v4l2_buffer *b)
+{
+	struct vstream_node *node = video_drvdata(file);
+
+	vstream_pipe_complete(node->pipe);
+	return vb2_ioctl_dqbuf(file, priv, b);
+}
 
 static int out_enum_output(struct file *file, void *priv, struct v4l2_output *o)
 {
@@ -170,7 +181,7 @@ const struct v4l2_ioctl_ops vstream_out_ioctl_ops = {
 	.vidioc_prepare_buf		= vb2_ioctl_prepare_buf,
 	.vidioc_querybuf		= vb2_ioctl_querybuf,
 	.vidioc_qbuf			= vb2_ioctl_qbuf,
-	.vidioc_dqbuf			= vb2_ioctl_dqbuf,
+	.vidioc_dqbuf			= out_dqbuf,
 	.vidioc_expbuf			= vb2_ioctl_expbuf,
 	.vidioc_streamon		= vb2_ioctl_streamon,
 	.vidioc_streamoff		= vb2_ioctl_streamoff,

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The pipe thread: hands producer frames to every
- * streaming reader and, while no producer feeds a reader, generates that
- * reader's frames (test pattern or the producer's last frame) on its own
- * clock.
+ * Delivery: a producer frame goes to every streaming reader inside the
+ * QBUF that queues it (paced frames: when due, from the pipe thread).
+ * The pipe thread completes the producer's buffers and, while no
+ * producer feeds a reader, generates that reader's frames (test pattern
+ * or the producer's last frame) on its own clock.
  *
  * Sequence numbers: a reader's counter advances for every frame the pipe
  * offers it, so a frame it had no buffer for leaves a gap (a drop).  Idle
@@ -166,8 +167,12 @@ static struct vstream_frame *vstream_share_source(struct vstream_buffer *obuf,
 	return *spare ? vstream_buf_get_frame(obuf) : NULL;
 }
 
-/* One producer frame to every reader; the producer buffer is then done. */
-static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *obuf)
+/*
+ * One producer frame to every reader.  Returns how the producer's buffer
+ * is to be completed: the caller does that.
+ */
+static enum vb2_buffer_state vstream_deliver(struct vstream_pipe *pipe,
+					     struct vstream_buffer *obuf)
 {
 	struct vstream_node *out = &pipe->out;
 	struct vb2_buffer *ovb = &obuf->vb.vb2_buf;
@@ -179,10 +184,8 @@ static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *ob
 	bool tried = false;	/* to share: no spare is taken for nothing */
 	unsigned int i;
 
-	if (!src) {
-		vb2_buffer_done(ovb, VB2_BUF_STATE_ERROR);
-		return;
-	}
+	if (!src)
+		return VB2_BUF_STATE_ERROR;
 	for (i = 0; i < pipe->readers; i++) {
 		struct vstream_node *cap = &pipe->cap[i];
 		struct vstream_buffer *buf;
@@ -243,7 +246,61 @@ static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *ob
 	vstream_count_frame(out, &obuf->vb);
 	if (spare)
 		vstream_buf_renew(obuf, spare);
-	vb2_buffer_done(ovb, VB2_BUF_STATE_DONE);
+	return VB2_BUF_STATE_DONE;
+}
+
+/* A producer frame is due now: not paced, and none queued before it. */
+static bool vstream_out_due(struct vstream_node *out, u64 now)
+{
+	return !vstream_pace_output || out->next_ns <= now;
+}
+
+/* After a delivery at @now: when the next producer frame is due. */
+static void vstream_out_advance(struct vstream_node *out, u64 now)
+{
+	out->next_ns += vstream_period_ns(out);
+	if (out->next_ns < now)
+		out->next_ns = now;
+}
+
+/*
+ * The producer's delivered buffers are done: called by the thread, and
+ * by the producer's own DQBUF, poll and write, so that a producer flat
+ * out does not wait for the thread.  With pipe->lock held.
+ */
+void vstream_pipe_complete(struct vstream_pipe *pipe)
+{
+	struct vstream_buffer *obuf, *tmp;
+
+	lockdep_assert_held(&pipe->lock);
+	list_for_each_entry_safe(obuf, tmp, &pipe->out.delivered, list) {
+		list_del(&obuf->list);
+		vb2_buffer_done(&obuf->vb.vb2_buf, obuf->state);
+	}
+}
+
+/*
+ * From the output's buf_queue, with pipe->lock held: a due frame goes to
+ * the readers at once, so a reader waits for one wake-up, its own.  The
+ * producer's buffer is completed later (out->delivered): vb2 fills
+ * QBUF's answer after buf_queue, which must still say "queued".  The
+ * thread is kicked for a producer already asleep in DQBUF or poll.
+ * Frames not due yet, or behind others, wait in out->active.
+ */
+void vstream_pipe_produce(struct vstream_pipe *pipe, struct vstream_buffer *obuf)
+{
+	struct vstream_node *out = &pipe->out;
+	u64 now = ktime_get_ns();
+
+	lockdep_assert_held(&pipe->lock);
+	if (out->streaming && list_empty(&out->active) && vstream_out_due(out, now)) {
+		obuf->state = vstream_deliver(pipe, obuf);
+		vstream_out_advance(out, now);
+		list_add_tail(&obuf->list, &out->delivered);
+	} else {
+		list_add_tail(&obuf->list, &out->active);
+	}
+	vstream_pipe_kick(pipe);
 }
 
 static void vstream_fill_pattern(struct vstream_node *cap, u8 *vbuf, u32 field)
@@ -322,18 +379,19 @@ static u64 vstream_pipe_round(struct vstream_pipe *pipe)
 	struct vstream_node *out = &pipe->out;
 	u64 now = ktime_get_ns();
 	u64 next = now + NSEC_PER_SEC;
+	struct vstream_buffer *obuf;
 	unsigned int i;
 
+	vstream_pipe_complete(pipe);
 	while (out->streaming && vstream_peek(out, false)) {
-		if (vstream_pace_output && out->next_ns > now) {
+		if (!vstream_out_due(out, now)) {
 			next = min(next, out->next_ns);
 			break;
 		}
-		vstream_deliver(pipe, vstream_peek(out, true));
-		out->next_ns += vstream_period_ns(out);
+		obuf = vstream_peek(out, true);
+		vb2_buffer_done(&obuf->vb.vb2_buf, vstream_deliver(pipe, obuf));
 		now = ktime_get_ns();
-		if (out->next_ns < now)
-			out->next_ns = now;
+		vstream_out_advance(out, now);
 	}
 
 	for (i = 0; i < pipe->readers; i++) {

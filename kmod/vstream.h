@@ -66,7 +66,8 @@ struct vstream_frame;		/* frame memory, see vstream-mem.c */
 
 struct vstream_buffer {
 	struct vb2_v4l2_buffer vb;	/* must be first */
-	struct list_head list;		/* on node->active while queued */
+	struct list_head list;		/* on node->active or out->delivered */
+	enum vb2_buffer_state state;	/* on out->delivered: how it completes */
 };
 
 static inline struct vstream_buffer *to_vstream_buffer(struct vb2_buffer *vb)
@@ -114,6 +115,8 @@ struct vstream_node {
 
 	/* Buffers owned by the driver (queued, not yet done). */
 	struct list_head active;
+	/* output: delivered from QBUF, completed by the thread (vstream-pipe.c) */
+	struct list_head delivered;
 	bool streaming;
 
 	size_t write_len;		/* length of the last write(), output only */
@@ -139,12 +142,15 @@ struct vstream_node {
  * video_device.lock and vb2_queue.lock point at it, so every ioctl, file
  * operation and vb2 callback of every node runs under it; the producer's
  * format drives the readers' formats, so the nodes cannot lock apart.
- * The pipe thread holds it for each round, so a buffer is never completed
- * in the middle of the QBUF that queued it (the flags QBUF returns stay
- * exact) and stream start/stop never race a delivery; a blocking DQBUF
- * drops it while it waits.  Control handlers keep their own lock and are
- * always entered with @lock already held.  Frame memory has its own locks
- * (vstream-mem.c), taken inside @lock and inside page faults.
+ * A producer frame reaches the readers inside the QBUF that queues it
+ * (or in a round of the pipe thread, which holds @lock for each round),
+ * so stream start/stop never race a delivery; a blocking DQBUF drops it
+ * while it waits.  The producer's buffer itself is completed later (by
+ * the thread or the producer's next DQBUF/poll), never in the middle of
+ * its QBUF (the flags QBUF returns stay exact).  Control handlers keep
+ * their own lock and are always entered with @lock already held.  Frame
+ * memory has its own locks (vstream-mem.c), taken inside @lock and inside
+ * page faults.
  */
 struct vstream_pipe {
 	unsigned int id;		/* bus_info and thread name */
@@ -253,6 +259,8 @@ void vstream_pipe_forget_last(struct vstream_pipe *pipe);
 int vstream_pipe_start_thread(struct vstream_pipe *pipe);
 void vstream_pipe_stop_thread(struct vstream_pipe *pipe);
 void vstream_pipe_kick(struct vstream_pipe *pipe);
+void vstream_pipe_produce(struct vstream_pipe *pipe, struct vstream_buffer *obuf);
+void vstream_pipe_complete(struct vstream_pipe *pipe);
 void vstream_node_set_streaming(struct vstream_node *node, bool on);
 
 #endif
