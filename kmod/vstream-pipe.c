@@ -30,6 +30,13 @@
 
 #include "vstream.h"
 
+/*
+ * A frame is delivered in the producer's QBUF only if the producer spends
+ * this many times a delivery's cost between two QBUFs: flat out, the
+ * thread delivers on another CPU while the producer fills its next frame.
+ */
+#define VSTREAM_INLINE_RATIO	4
+
 #define VSTREAM_COPY_FLAGS (V4L2_BUF_FLAG_KEYFRAME | V4L2_BUF_FLAG_PFRAME | \
 			    V4L2_BUF_FLAG_BFRAME | V4L2_BUF_FLAG_TIMECODE)
 
@@ -171,8 +178,8 @@ static struct vstream_frame *vstream_share_source(struct vstream_buffer *obuf,
  * One producer frame to every reader.  Returns how the producer's buffer
  * is to be completed: the caller does that.
  */
-static enum vb2_buffer_state vstream_deliver(struct vstream_pipe *pipe,
-					     struct vstream_buffer *obuf)
+static enum vb2_buffer_state vstream_deliver_frame(struct vstream_pipe *pipe,
+						   struct vstream_buffer *obuf)
 {
 	struct vstream_node *out = &pipe->out;
 	struct vb2_buffer *ovb = &obuf->vb.vb2_buf;
@@ -249,7 +256,19 @@ static enum vb2_buffer_state vstream_deliver(struct vstream_pipe *pipe,
 	return VB2_BUF_STATE_DONE;
 }
 
-/* A producer frame is due now: not paced, and none queued before it. */
+/* vstream_deliver_frame(), its cost kept in out->deliver_ns */
+static enum vb2_buffer_state vstream_deliver(struct vstream_pipe *pipe,
+					     struct vstream_buffer *obuf)
+{
+	struct vstream_node *out = &pipe->out;
+	u64 t0 = ktime_get_ns();
+	enum vb2_buffer_state state = vstream_deliver_frame(pipe, obuf);
+
+	out->deliver_ns = (3 * out->deliver_ns + ktime_get_ns() - t0) / 4;
+	return state;
+}
+
+/* A producer frame is due now: not paced, or its time has come. */
 static bool vstream_out_due(struct vstream_node *out, u64 now)
 {
 	return !vstream_pace_output || out->next_ns <= now;
@@ -280,20 +299,24 @@ void vstream_pipe_complete(struct vstream_pipe *pipe)
 }
 
 /*
- * From the output's buf_queue, with pipe->lock held: a due frame goes to
- * the readers at once, so a reader waits for one wake-up, its own.  The
- * producer's buffer is completed later (out->delivered): vb2 fills
- * QBUF's answer after buf_queue, which must still say "queued".  The
- * thread is kicked for a producer already asleep in DQBUF or poll.
- * Frames not due yet, or behind others, wait in out->active.
+ * From the output's buf_queue, with pipe->lock held: a due frame of a
+ * producer at a camera's pace goes to the readers at once, so a reader
+ * waits for one wake-up, its own.  The producer's buffer is completed
+ * later (out->delivered): vb2 fills QBUF's answer after buf_queue, which
+ * must still say "queued".  The thread is kicked for a producer already
+ * asleep in DQBUF or poll.  Frames not due yet, behind others, or from a
+ * producer flat out (VSTREAM_INLINE_RATIO) wait in out->active.
  */
 void vstream_pipe_produce(struct vstream_pipe *pipe, struct vstream_buffer *obuf)
 {
 	struct vstream_node *out = &pipe->out;
 	u64 now = ktime_get_ns();
+	u64 gap = now - out->qbuf_ns;
 
 	lockdep_assert_held(&pipe->lock);
-	if (out->streaming && list_empty(&out->active) && vstream_out_due(out, now)) {
+	out->qbuf_ns = now;
+	if (out->streaming && list_empty(&out->active) && vstream_out_due(out, now) &&
+	    gap >= VSTREAM_INLINE_RATIO * out->deliver_ns) {
 		obuf->state = vstream_deliver(pipe, obuf);
 		vstream_out_advance(out, now);
 		list_add_tail(&obuf->list, &out->delivered);

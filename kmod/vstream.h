@@ -117,6 +117,8 @@ struct vstream_node {
 	struct list_head active;
 	/* output: delivered from QBUF, completed by the thread (vstream-pipe.c) */
 	struct list_head delivered;
+	u64 qbuf_ns;			/* output: time of the last QBUF */
+	u64 deliver_ns;			/* output: a delivery's cost, running average */
 	bool streaming;
 
 	size_t write_len;		/* length of the last write(), output only */
