@@ -10,6 +10,8 @@ B=$1 S=$2 K=$3
 kver=$(uname -r)
 kdir=/usr/src/linux-headers-$kver
 [ -e "$kdir/Makefile" ] || kdir=/lib/modules/$kver/build
+# a kernel built here (the debug lane): its tree, linked from its modules
+[ -e "$kdir/Makefile" ] || kdir=$K/lib/modules/$kver/build
 M=/tmp/mroot
 say() { echo "install: $*"; }
 
@@ -50,6 +52,8 @@ trap 'udevadm control --exit' EXIT
 modprobe -d $M vstream pipes=1 readers=1
 udevadm settle -t 60
 for m in videobuf2_v4l2 videobuf2_vmalloc v4l2_tpg configfs vstream; do
+	# built into the kernel (configfs on the debug kernel) is loaded too
+	grep -qs "/$m\.ko" $M/lib/modules/$kver/modules.builtin && continue
 	grep -q "^$m " /proc/modules || { say "modprobe did not load $m"; exit 1; }
 done
 out=/dev/v4l/by-vstream/vstream-0-output cap=/dev/v4l/by-vstream/vstream-0-capture
