@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Delivery: a producer frame goes to every streaming reader inside the
- * QBUF that queues it (paced frames: when due, from the pipe thread).
- * The pipe thread completes the producer's buffers and, while no
+ * Delivery: a producer frame at a camera's pace goes to every streaming
+ * reader inside the QBUF that queues it; early paced frames and flat-out
+ * producers go through the pipe thread.  The thread also completes
+ * producer buffers no DQBUF or poll came for and, while no
  * producer feeds a reader, generates that reader's frames (test pattern
  * or the producer's last frame) on its own clock.
  *

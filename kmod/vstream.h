@@ -115,7 +115,7 @@ struct vstream_node {
 
 	/* Buffers owned by the driver (queued, not yet done). */
 	struct list_head active;
-	/* output: delivered from QBUF, completed by the thread (vstream-pipe.c) */
+	/* output: delivered from QBUF, not yet done (vstream_pipe_complete()) */
 	struct list_head delivered;
 	u64 qbuf_ns;			/* output: time of the last QBUF */
 	u64 deliver_ns;			/* output: a delivery's cost, running average */
