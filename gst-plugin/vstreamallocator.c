@@ -3,8 +3,10 @@
  *
  * The allocator owns one queue's driver buffers: REQBUFS, QUERYBUF and
  * mmap() at start, REQBUFS(0) at stop.  A GstMemory wraps one mapped
- * buffer (index), so frames pass through the pipeline without a copy; in
- * dmabuf mode the buffer is exported with EXPBUF instead.
+ * memory plane of a buffer (index, plane), so frames pass through the
+ * pipeline without a copy; in dmabuf mode the plane is exported with
+ * EXPBUF instead.  A buffer has one memory plane, or one per colour plane
+ * for NV12M and kin (obj->layout).
  *
  * Lifetimes: the memory wrapping an index owns its mapping and unmaps it
  * when its last reference goes (sub-memories hold their parent), wherever
@@ -49,9 +51,11 @@ struct _GstVstreamAllocator
   gchar *device;                /* for messages once obj->device changed */
   guint32 memory;
   guint count;
+  guint n_mem;                  /* memory planes per buffer */
   guint generation;             /* obj->generation when REQBUFS ran */
-  guint8 *data[VIDEO_MAX_FRAME];        /* mapped, not yet wrapped */
-  gsize length[VIDEO_MAX_FRAME];
+  /* per buffer and memory plane: mapped, not yet wrapped */
+  guint8 *data[VIDEO_MAX_FRAME][VIDEO_MAX_PLANES];
+  gsize length[VIDEO_MAX_FRAME][VIDEO_MAX_PLANES];
 };
 
 G_DEFINE_TYPE (GstVstreamAllocator, gst_vstream_allocator, GST_TYPE_ALLOCATOR);
@@ -197,6 +201,41 @@ gst_vstream_allocator_memory (GstVstreamAllocator * alloc)
   return alloc->memory;
 }
 
+/* Where buffer @index's memory planes are to be mapped, and how long. */
+static gboolean
+query_buffer (GstVstreamAllocator * alloc, guint index,
+    struct v4l2_plane *planes, guint32 * offset, guint32 * length)
+{
+  GstVstreamObject *obj = alloc->obj;
+  struct v4l2_buffer buf = {
+    .index = index,.type = obj->type,.memory = alloc->memory
+  };
+  guint p;
+
+  if (alloc->n_mem == 1) {
+    if (gst_vstream_allocator_ioctl (alloc, VIDIOC_QUERYBUF, &buf) < 0)
+      return FALSE;
+    offset[0] = buf.m.offset;
+    length[0] = buf.length;
+    return TRUE;
+  }
+  memset (planes, 0, sizeof (*planes) * VIDEO_MAX_PLANES);
+  buf.type = gst_vstream_object_buf_type (obj);
+  buf.m.planes = planes;
+  buf.length = alloc->n_mem;
+  if (gst_vstream_allocator_ioctl (alloc, VIDIOC_QUERYBUF, &buf) < 0)
+    return FALSE;
+  if (buf.length != alloc->n_mem) {
+    errno = EINVAL;
+    return FALSE;
+  }
+  for (p = 0; p < alloc->n_mem; p++) {
+    offset[p] = planes[p].m.mem_offset;
+    length[p] = planes[p].length;
+  }
+  return TRUE;
+}
+
 /* REQBUFS and, for MMAP, map every buffer.  Returns the count, 0 on error. */
 guint
 gst_vstream_allocator_start (GstVstreamAllocator * alloc, guint count,
@@ -234,29 +273,34 @@ gst_vstream_allocator_start (GstVstreamAllocator * alloc, guint count,
   }
   alloc->memory = memory;
   alloc->count = req.count;
+  alloc->n_mem = obj->layout.n_mem;
   alloc->generation = ++obj->generation;
   if (memory != V4L2_MEMORY_MMAP)
     return req.count;
 
   for (i = 0; i < req.count; i++) {
-    struct v4l2_buffer buf = {.index = i,.type = obj->type,.memory = memory };
-    void *p;
+    struct v4l2_plane planes[VIDEO_MAX_PLANES];
+    guint32 offset[VIDEO_MAX_PLANES], length[VIDEO_MAX_PLANES];
+    guint p;
 
-    if (gst_vstream_allocator_ioctl (alloc, VIDIOC_QUERYBUF, &buf) < 0) {
+    if (!query_buffer (alloc, i, planes, offset, length)) {
       GST_VSTREAM_ELEMENT_ERROR (obj, RESOURCE, READ,
           ("Could not query buffer %u of device '%s'.", i, obj->device),
           ("VIDIOC_QUERYBUF: %s", g_strerror (errno)));
       goto fail;
     }
-    p = gst_vstream_mmap (alloc->fd, buf.length, buf.m.offset);
-    if (p == MAP_FAILED) {
-      GST_VSTREAM_ELEMENT_ERROR (obj, RESOURCE, READ,
-          ("Could not map buffer %u of device '%s'.", i, obj->device),
-          ("mmap: %s", g_strerror (errno)));
-      goto fail;
+    for (p = 0; p < alloc->n_mem; p++) {
+      void *data = gst_vstream_mmap (alloc->fd, length[p], offset[p]);
+
+      if (data == MAP_FAILED) {
+        GST_VSTREAM_ELEMENT_ERROR (obj, RESOURCE, READ,
+            ("Could not map buffer %u of device '%s'.", i, obj->device),
+            ("mmap of plane %u: %s", p, g_strerror (errno)));
+        goto fail;
+      }
+      alloc->data[i][p] = data;
+      alloc->length[i][p] = length[p];
     }
-    alloc->data[i] = p;
-    alloc->length[i] = buf.length;
   }
   return req.count;
 
@@ -294,56 +338,65 @@ gst_vstream_allocator_orphan (GstVstreamAllocator * alloc)
 void
 gst_vstream_allocator_stop (GstVstreamAllocator * alloc)
 {
-  guint i;
+  guint i, p;
 
   if (!alloc->count)
     return;
   for (i = 0; i < alloc->count; i++) {
-    if (alloc->data[i])
-      gst_vstream_munmap (alloc->data[i], alloc->length[i]);
-    alloc->data[i] = NULL;
+    for (p = 0; p < VIDEO_MAX_PLANES; p++) {
+      if (alloc->data[i][p])
+        gst_vstream_munmap (alloc->data[i][p], alloc->length[i][p]);
+      alloc->data[i][p] = NULL;
+    }
   }
   alloc->count = 0;
   gst_vstream_allocator_orphan (alloc);
 }
 
-/* The memory of buffer @index; it takes over the mapping, so an index is
- * wrapped once per start. */
+/* The memory of @plane of buffer @index; it takes over the mapping, so a
+ * plane is wrapped once per start. */
 GstMemory *
-gst_vstream_allocator_wrap (GstVstreamAllocator * alloc, guint index)
+gst_vstream_allocator_wrap (GstVstreamAllocator * alloc, guint index,
+    guint plane)
 {
   GstVstreamMemory *mem;
+  gsize length;
 
-  if (index >= alloc->count || !alloc->data[index])
+  if (index >= alloc->count || plane >= alloc->n_mem ||
+      !alloc->data[index][plane])
     return NULL;
+  length = alloc->length[index][plane];
   mem = g_slice_new0 (GstVstreamMemory);
   gst_memory_init (GST_MEMORY_CAST (mem), 0, GST_ALLOCATOR (alloc), NULL,
-      alloc->length[index], 0, 0, alloc->length[index]);
+      length, 0, 0, length);
   mem->index = index;
-  mem->data = alloc->data[index];
-  mem->length = alloc->length[index];
-  alloc->data[index] = NULL;
+  mem->data = alloc->data[index][plane];
+  mem->length = length;
+  alloc->data[index][plane] = NULL;
   return GST_MEMORY_CAST (mem);
 }
 
 GstMemory *
 gst_vstream_allocator_export (GstVstreamAllocator * alloc, guint index,
-    GstAllocator * dmabuf)
+    guint plane, GstAllocator * dmabuf)
 {
   GstVstreamObject *obj = alloc->obj;
   struct v4l2_exportbuffer exp = {
-    .type = obj->type,.index = index,.flags = O_CLOEXEC | O_RDWR
+    .type = obj->type,.index = index,.plane = plane,
+    .flags = O_CLOEXEC | O_RDWR
   };
 
-  if (index >= alloc->count)
+  if (index >= alloc->count || plane >= alloc->n_mem)
     return NULL;
   if (gst_vstream_allocator_ioctl (alloc, VIDIOC_EXPBUF, &exp) < 0) {
     GST_VSTREAM_ELEMENT_ERROR (obj, RESOURCE, SETTINGS,
         ("Device '%s' cannot export buffer %u as dma-buf.", obj->device,
-            index), ("VIDIOC_EXPBUF: %s", g_strerror (errno)));
+            index), ("VIDIOC_EXPBUF of plane %u: %s", plane,
+            g_strerror (errno)));
     return NULL;
   }
-  return gst_dmabuf_allocator_alloc (dmabuf, exp.fd, alloc->length[index]);
+  return gst_dmabuf_allocator_alloc (dmabuf, exp.fd,
+      alloc->length[index][plane]);
 }
 
 gboolean

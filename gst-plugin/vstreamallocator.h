@@ -25,9 +25,9 @@ gint gst_vstream_allocator_ioctl (GstVstreamAllocator * alloc,
     unsigned long request, void *arg);
 const gchar *gst_vstream_allocator_device (GstVstreamAllocator * alloc);
 GstMemory *gst_vstream_allocator_wrap (GstVstreamAllocator * alloc,
-    guint index);
+    guint index, guint plane);
 GstMemory *gst_vstream_allocator_export (GstVstreamAllocator * alloc,
-    guint index, GstAllocator * dmabuf);
+    guint index, guint plane, GstAllocator * dmabuf);
 
 gboolean gst_is_vstream_memory (GstMemory * mem);
 

@@ -2,7 +2,9 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Every GstBuffer of the pool stands for one V4L2 buffer index, and the
- * pool keeps a reference to each index's memory (mem[]).  A buffer is
+ * pool keeps a reference to each index's memory (mem[]): one GstMemory,
+ * or one per memory plane for formats that have a memory per colour plane
+ * (NV12M and kin; obj->layout), which then travel together.  A buffer is
  * either in the driver (queued[] holds the pool's reference), in the
  * pool's free queue, out in the pipeline, or parked.
  *
@@ -67,6 +69,7 @@ struct _GstVstreamBufferPool
   guint next_index;
   gboolean output;
   gsize frame_size;             /* sizeimage when made; the device's moves on */
+  GstVstreamLayout layout;      /* and its memory planes */
   gboolean import_refused;      /* output: the driver could not pin upstream's
                                  * memory once; copy from then on */
 
@@ -76,10 +79,11 @@ struct _GstVstreamBufferPool
   GCond returned;               /* output: a buffer came back */
   GstBufferPool *lender;
   GstBuffer *queued[VIDEO_MAX_FRAME];
-  GstMapInfo map[VIDEO_MAX_FRAME];
+  GstMapInfo map[VIDEO_MAX_FRAME][VIDEO_MAX_PLANES];    /* userptr */
   gboolean mapped[VIDEO_MAX_FRAME];
   guint n_queued;
-  GstMemory *mem[VIDEO_MAX_FRAME];      /* each index's, a reference */
+  /* each index's memory planes, a reference each */
+  GstMemory *mem[VIDEO_MAX_FRAME][VIDEO_MAX_PLANES];
   GstBuffer *parked[VIDEO_MAX_FRAME];   /* memory-less, until mem[] is idle */
   guint n_parked;
   guint returns;                /* counts buffers coming back */
@@ -216,33 +220,47 @@ gst_vstream_buffer_pool_alloc_buffer (GstBufferPool * bpool,
   GstVstreamBufferPool *pool = GST_VSTREAM_BUFFER_POOL (bpool);
   GstVstreamObject *obj = pool->obj;
   GstVideoInfo *info = &obj->info;
-  GstMemory *mem;
+  GstMemory *mem[VIDEO_MAX_PLANES];
   GstBuffer *buf;
   guint index = pool->next_index;
+  guint p;
 
   if (index >= pool->count)
     return GST_FLOW_EOS;
-  if (pool->memory == V4L2_MEMORY_MMAP && obj->mode == GST_VSTREAM_IO_DMABUF)
-    mem = gst_vstream_allocator_export (pool->vallocator, index, pool->dmabuf);
-  else if (pool->memory == V4L2_MEMORY_MMAP)
-    mem = gst_vstream_allocator_wrap (pool->vallocator, index);
-  else {
-    /* userptr / dmabuf-import: pinnable process memory, used as the
-     * capture target or as the copy target for unfit upstream buffers */
-    GstAllocationParams p;
+  for (p = 0; p < pool->layout.n_mem; p++) {
+    if (pool->memory == V4L2_MEMORY_MMAP &&
+        obj->mode == GST_VSTREAM_IO_DMABUF)
+      mem[p] = gst_vstream_allocator_export (pool->vallocator, index, p,
+          pool->dmabuf);
+    else if (pool->memory == V4L2_MEMORY_MMAP)
+      mem[p] = gst_vstream_allocator_wrap (pool->vallocator, index, p);
+    else {
+      /* userptr / dmabuf-import: pinnable process memory, used as the
+       * capture target or as the copy target for unfit upstream buffers */
+      GstAllocationParams params;
 
-    gst_vstream_buffer_pool_pinnable_params (&p);
-    mem = gst_allocator_alloc (NULL, pool->frame_size, &p);
+      gst_vstream_buffer_pool_pinnable_params (&params);
+      mem[p] = gst_allocator_alloc (NULL, pool->layout.size[p], &params);
+    }
+    if (!mem[p]) {
+      while (p--)
+        gst_memory_unref (mem[p]);
+      return GST_FLOW_ERROR;
+    }
   }
-  if (!mem)
-    return GST_FLOW_ERROR;
   pool->next_index++;
-  g_mutex_lock (&pool->lock);
-  pool->mem[index] = gst_memory_ref (mem);
-  g_mutex_unlock (&pool->lock);
   buf = gst_buffer_new ();
-  gst_buffer_append_memory (buf, mem);
-  gst_buffer_set_size (buf, pool->frame_size);
+  g_mutex_lock (&pool->lock);
+  for (p = 0; p < pool->layout.n_mem; p++) {
+    /* a plane's memory holds its plane: the meta's offsets count on it */
+    if (pool->layout.n_mem > 1 && mem[p]->size > pool->layout.size[p])
+      gst_memory_resize (mem[p], 0, pool->layout.size[p]);
+    pool->mem[index][p] = gst_memory_ref (mem[p]);
+    gst_buffer_append_memory (buf, mem[p]);
+  }
+  g_mutex_unlock (&pool->lock);
+  if (pool->layout.n_mem == 1)
+    gst_buffer_set_size (buf, pool->frame_size);
   if (GST_VIDEO_INFO_FORMAT (info) != GST_VIDEO_FORMAT_ENCODED)
     gst_buffer_add_video_meta_full (buf, GST_VIDEO_FRAME_FLAG_NONE,
         GST_VIDEO_INFO_FORMAT (info), GST_VIDEO_INFO_WIDTH (info),
@@ -262,24 +280,31 @@ static gboolean
 holds_own_memory (GstVstreamBufferPool * pool, GstBuffer * buf)
 {
   gint index = buffer_index (buf);
-  gboolean own;
+  gboolean own = TRUE;
+  guint p;
 
-  if (index < 0 || gst_buffer_n_memory (buf) != 1)
+  if (index < 0 || gst_buffer_n_memory (buf) != pool->layout.n_mem)
     return FALSE;
   g_mutex_lock (&pool->lock);
-  own = gst_buffer_peek_memory (buf, 0) == pool->mem[index];
+  for (p = 0; p < pool->layout.n_mem; p++)
+    own = own && gst_buffer_peek_memory (buf, p) == pool->mem[index][p];
   g_mutex_unlock (&pool->lock);
   return own;
 }
 
-/* Is the pool's the only reference to @index's memory?  Nobody else can
- * take one then, so the answer cannot go stale.  Under the lock. */
+/* Is the pool's the only reference to each of @index's memories?  Nobody
+ * else can take one then, so the answer cannot go stale.  Under the lock. */
 static gboolean
 memory_idle (GstVstreamBufferPool * pool, guint index)
 {
-  GstMemory *mem = pool->mem[index];
+  guint p;
 
-  return mem && GST_MINI_OBJECT_REFCOUNT_VALUE (mem) == 1;
+  if (!pool->mem[index][0])
+    return FALSE;
+  for (p = 0; p < pool->layout.n_mem; p++)
+    if (GST_MINI_OBJECT_REFCOUNT_VALUE (pool->mem[index][p]) != 1)
+      return FALSE;
+  return TRUE;
 }
 
 /* @buf came back and its memory is idle: fill it again, the whole frame,
@@ -289,14 +314,21 @@ back_to_work (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
 {
   GstBufferPoolClass *pclass =
       GST_BUFFER_POOL_CLASS (gst_vstream_buffer_pool_parent_class);
-  GstMemory *mem;
+  GstMemory *mem[VIDEO_MAX_PLANES];
+  guint p;
 
   g_mutex_lock (&pool->lock);
-  mem = gst_memory_ref (pool->mem[index]);
+  for (p = 0; p < pool->layout.n_mem; p++)
+    mem[p] = gst_memory_ref (pool->mem[index][p]);
   g_mutex_unlock (&pool->lock);
-  if (mem->offset || mem->size != pool->frame_size)
-    gst_memory_resize (mem, -(gssize) mem->offset, pool->frame_size);
-  gst_buffer_append_memory (buf, mem);
+  for (p = 0; p < pool->layout.n_mem; p++) {
+    gsize size = pool->layout.n_mem == 1 ? pool->frame_size :
+        pool->layout.size[p];
+
+    if (mem[p]->offset || mem[p]->size != size)
+      gst_memory_resize (mem[p], -(gssize) mem[p]->offset, size);
+    gst_buffer_append_memory (buf, mem[p]);
+  }
   GST_BUFFER_FLAGS (buf) = 0;
   if (!pool->output && is_streaming (pool) &&
       !GST_BUFFER_POOL_IS_FLUSHING (GST_BUFFER_POOL (pool))) {
@@ -387,7 +419,7 @@ lendable (GstVstreamBufferPool * pool, GstBuffer * buf)
 {
   GstMemory *mem = gst_buffer_peek_memory (buf, 0);
 
-  return gst_buffer_n_memory (buf) == 1 &&
+  return pool->layout.n_mem == 1 && gst_buffer_n_memory (buf) == 1 &&
       gst_memory_is_type (mem, GST_ALLOCATOR_SYSMEM) &&
       !GST_MEMORY_IS_READONLY (mem) && layout_fits (pool, buf);
 }
@@ -434,6 +466,68 @@ borrow (GstVstreamBufferPool * pool, GstBuffer * buf)
   return loan;
 }
 
+/* Let go of what qbuf() mapped for @index (userptr).  Under the lock. */
+static void
+unmap_planes (GstVstreamBufferPool * pool, guint index)
+{
+  guint p;
+
+  if (!pool->mapped[index])
+    return;
+  for (p = 0; p < pool->layout.n_mem; p++)
+    gst_memory_unmap (pool->map[index][p].memory, &pool->map[index][p]);
+  pool->mapped[index] = FALSE;
+}
+
+/*
+ * Fill @vb (and @planes, for a format with a memory per colour plane) for
+ * queueing @target's memories: userptr maps them into @map.  FALSE if a
+ * memory is missing or cannot be mapped; nothing stays mapped then.
+ */
+static gboolean
+describe_planes (GstVstreamBufferPool * pool, GstBuffer * target,
+    struct v4l2_buffer *vb, struct v4l2_plane *planes, GstMapInfo * map)
+{
+  guint n_mem = pool->layout.n_mem, p;
+
+  if (gst_buffer_n_memory (target) < n_mem)
+    return FALSE;
+  memset (planes, 0, sizeof (*planes) * VIDEO_MAX_PLANES);
+  for (p = 0; p < n_mem; p++) {
+    GstMemory *mem = gst_buffer_peek_memory (target, p);
+
+    if (pool->memory == V4L2_MEMORY_USERPTR) {
+      if (!gst_memory_map (mem, &map[p], pool->output ? GST_MAP_READ :
+              GST_MAP_WRITE)) {
+        while (p--)
+          gst_memory_unmap (map[p].memory, &map[p]);
+        return FALSE;
+      }
+      planes[p].m.userptr = (unsigned long) map[p].data;
+      planes[p].length = map[p].size;
+    } else if (pool->memory == V4L2_MEMORY_DMABUF) {
+      planes[p].m.fd = gst_dmabuf_memory_get_fd (mem);
+      planes[p].length = mem->maxsize;
+    }
+    if (pool->output)
+      planes[p].bytesused = n_mem == 1 ? gst_buffer_get_size (target) :
+          mem->size;
+  }
+  if (n_mem > 1) {
+    vb->type = gst_vstream_object_buf_type (pool->obj);
+    vb->m.planes = planes;
+    vb->length = n_mem;
+    return TRUE;
+  }
+  if (pool->memory == V4L2_MEMORY_USERPTR)
+    vb->m.userptr = planes[0].m.userptr;
+  else if (pool->memory == V4L2_MEMORY_DMABUF)
+    vb->m.fd = planes[0].m.fd;
+  vb->length = planes[0].length;
+  vb->bytesused = planes[0].bytesused;
+  return TRUE;
+}
+
 /* Hand @buf (a reference we own) to the driver at @index. */
 static GstFlowReturn
 qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
@@ -442,26 +536,17 @@ qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
   struct v4l2_buffer vb = {
     .index = index,.type = obj->type,.memory = pool->memory
   };
-  GstMapInfo map = GST_MAP_INFO_INIT;
-  gboolean mapped = FALSE;
+  struct v4l2_plane planes[VIDEO_MAX_PLANES];
+  GstMapInfo map[VIDEO_MAX_PLANES];
+  gboolean mapped = pool->memory == V4L2_MEMORY_USERPTR;
   GstBuffer *target = borrow (pool, buf);
-  GstMemory *mem = gst_buffer_peek_memory (buf, 0);
+  guint p;
 
-  if (pool->memory == V4L2_MEMORY_USERPTR) {
-    if (!gst_buffer_map (target, &map, pool->output ? GST_MAP_READ :
-            GST_MAP_WRITE))
-      goto map_failed;
-    mapped = TRUE;
-    vb.m.userptr = (unsigned long) map.data;
-    vb.length = map.size;
-  } else if (pool->memory == V4L2_MEMORY_DMABUF) {
-    vb.m.fd = gst_dmabuf_memory_get_fd (mem);
-    vb.length = mem->maxsize;
-  }
+  if (!describe_planes (pool, target, &vb, planes, map))
+    goto map_failed;
   if (pool->output) {
     GstClockTime ts = GST_BUFFER_PTS (buf);
 
-    vb.bytesused = gst_buffer_get_size (buf);
     vb.field = gst_vstream_buffer_get_field (buf, obj->format.fmt.pix.field);
     if (GST_CLOCK_TIME_IS_VALID (ts)) {
       vb.timestamp.tv_sec = ts / GST_SECOND;
@@ -469,8 +554,8 @@ qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
     }
   }
   if (gst_vstream_allocator_ioctl (pool->vallocator, VIDIOC_QBUF, &vb) < 0) {
-    if (mapped)
-      gst_buffer_unmap (target, &map);
+    for (p = 0; mapped && p < pool->layout.n_mem; p++)
+      gst_memory_unmap (map[p].memory, &map[p]);
     if (target != buf) {
       /* the driver cannot use the lender's memory: stop borrowing */
       GST_WARNING_OBJECT (pool, "device %s refused a downstream buffer (%s); "
@@ -487,15 +572,16 @@ qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
       gst_buffer_unref (buf);
       return GST_FLOW_CUSTOM_ERROR;
     }
-    GST_WARNING_OBJECT (pool, "QBUF index %u memory %u bytesused %u field %u "
-        "length %u: %s", index, vb.memory, vb.bytesused, vb.field, vb.length,
-        g_strerror (errno));
+    GST_WARNING_OBJECT (pool, "QBUF index %u memory %u planes %u bytesused "
+        "%u field %u length %u: %s", index, vb.memory, pool->layout.n_mem,
+        planes[0].bytesused, vb.field, planes[0].length, g_strerror (errno));
     gst_buffer_unref (buf);
     return device_error (pool, "VIDIOC_QBUF");
   }
   g_mutex_lock (&pool->lock);
   pool->queued[index] = buf;
-  pool->map[index] = map;
+  for (p = 0; mapped && p < pool->layout.n_mem; p++)
+    pool->map[index][p] = map[p];
   pool->mapped[index] = mapped;
   pool->n_queued++;
   g_mutex_unlock (&pool->lock);
@@ -545,9 +631,7 @@ streamoff (GstVstreamBufferPool * pool)
   for (i = 0; i < VIDEO_MAX_FRAME; i++) {
     if (!pool->queued[i])
       continue;
-    if (pool->mapped[i])
-      gst_buffer_unmap (target_of (pool->queued[i]), &pool->map[i]);
-    pool->mapped[i] = FALSE;
+    unmap_planes (pool, i);
     back[n++] = pool->queued[i];
     pool->queued[i] = NULL;
   }
@@ -566,6 +650,35 @@ streamoff (GstVstreamBufferPool * pool)
 }
 
 /*
+ * A captured frame with a memory per colour plane: each memory holds what
+ * the driver filled (from data_offset to bytesused; all of the plane if it
+ * does not say), and the video meta says where each plane now starts.
+ */
+static void
+resize_planes (GstVstreamBufferPool * pool, GstBuffer * buf,
+    const struct v4l2_plane *planes)
+{
+  GstVideoMeta *meta = gst_buffer_get_video_meta (buf);
+  gsize offset = 0;
+  guint p;
+
+  for (p = 0; p < pool->layout.n_mem; p++) {
+    GstMemory *mem = gst_buffer_peek_memory (buf, p);
+    gsize used = planes[p].bytesused, start = planes[p].data_offset;
+
+    if (!used || used > mem->maxsize)
+      used = MIN (pool->layout.size[p], mem->maxsize);
+    if (start >= used)
+      start = 0;
+    gst_buffer_resize_range (buf, p, 1, (gssize) start - (gssize) mem->offset,
+        used - start);
+    if (meta)
+      meta->offset[p] = offset;
+    offset += used - start;
+  }
+}
+
+/*
  * Wait for a finished buffer and dequeue it.  @wait FALSE returns
  * GST_FLOW_CUSTOM_SUCCESS when none is ready.
  */
@@ -573,6 +686,7 @@ static GstFlowReturn
 dqbuf (GstVstreamBufferPool * pool, GstBuffer ** out, gboolean wait)
 {
   GstVstreamObject *obj = pool->obj;
+  struct v4l2_plane planes[VIDEO_MAX_PLANES];
   struct v4l2_buffer vb;
   GstBuffer *buf;
   gint ret;
@@ -581,6 +695,12 @@ dqbuf (GstVstreamBufferPool * pool, GstBuffer ** out, gboolean wait)
     memset (&vb, 0, sizeof (vb));
     vb.type = obj->type;
     vb.memory = pool->memory;
+    if (pool->layout.n_mem > 1) {
+      memset (planes, 0, sizeof (planes));
+      vb.type = gst_vstream_object_buf_type (obj);
+      vb.m.planes = planes;
+      vb.length = pool->layout.n_mem;
+    }
     if (gst_vstream_allocator_ioctl (pool->vallocator, VIDIOC_DQBUF, &vb) == 0)
       break;
     if (errno != EAGAIN)
@@ -618,9 +738,7 @@ dqbuf (GstVstreamBufferPool * pool, GstBuffer ** out, gboolean wait)
   if (buf) {
     pool->queued[vb.index] = NULL;
     pool->n_queued--;
-    if (pool->mapped[vb.index])
-      gst_buffer_unmap (target_of (buf), &pool->map[vb.index]);
-    pool->mapped[vb.index] = FALSE;
+    unmap_planes (pool, vb.index);
   }
   g_mutex_unlock (&pool->lock);
   if (!buf) {
@@ -633,8 +751,11 @@ dqbuf (GstVstreamBufferPool * pool, GstBuffer ** out, gboolean wait)
   if (!pool->output) {
     if (vb.flags & V4L2_BUF_FLAG_ERROR)
       GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_CORRUPTED);
-    gst_buffer_resize (buf, GST_VSTREAM_BUFFER_DATA_OFFSET (&vb),
-        vb.bytesused);
+    if (pool->layout.n_mem == 1)
+      gst_buffer_resize (buf, GST_VSTREAM_BUFFER_DATA_OFFSET (&vb),
+          vb.bytesused);
+    else
+      resize_planes (pool, buf, planes);
     gst_vstream_buffer_set_field_flags (buf, vb.field);
     /* The source turns sequence gaps into drop counts and QoS. */
     GST_BUFFER_OFFSET (buf) = vb.sequence;
@@ -695,17 +816,19 @@ gst_vstream_buffer_pool_stop (GstBufferPool * bpool)
   GstBufferPoolClass *pclass =
       GST_BUFFER_POOL_CLASS (gst_vstream_buffer_pool_parent_class);
   GstBuffer *parked[VIDEO_MAX_FRAME];
-  GstMemory *mem[VIDEO_MAX_FRAME];
+  GstMemory *mem[VIDEO_MAX_FRAME][VIDEO_MAX_PLANES];
   gboolean ret;
-  guint i;
+  guint i, p;
 
   streamoff (pool);
   g_mutex_lock (&pool->lock);
   for (i = 0; i < VIDEO_MAX_FRAME; i++) {
     parked[i] = pool->parked[i];
-    mem[i] = pool->mem[i];
     pool->parked[i] = NULL;
-    pool->mem[i] = NULL;
+    for (p = 0; p < VIDEO_MAX_PLANES; p++) {
+      mem[i][p] = pool->mem[i][p];
+      pool->mem[i][p] = NULL;
+    }
   }
   pool->n_parked = 0;
   g_mutex_unlock (&pool->lock);
@@ -715,8 +838,9 @@ gst_vstream_buffer_pool_stop (GstBufferPool * bpool)
       pclass->release_buffer (bpool, parked[i]);
   ret = pclass->stop (bpool);
   for (i = 0; i < VIDEO_MAX_FRAME; i++)
-    if (mem[i])
-      gst_memory_unref (mem[i]);
+    for (p = 0; p < VIDEO_MAX_PLANES; p++)
+      if (mem[i][p])
+        gst_memory_unref (mem[i][p]);
   gst_vstream_allocator_stop (pool->vallocator);
   return ret;
 }
@@ -832,7 +956,7 @@ gst_vstream_buffer_pool_release_buffer (GstBufferPool * bpool,
   gboolean idle;
 
   g_mutex_lock (&pool->lock);
-  idle = index >= 0 && pool->mem[index];
+  idle = index >= 0 && pool->mem[index][0];
   g_mutex_unlock (&pool->lock);
   if (!idle) {
     pclass->release_buffer (bpool, buf);
@@ -991,10 +1115,18 @@ fail:
 gboolean
 gst_vstream_buffer_pool_imports (GstVstreamBufferPool * pool, GstBuffer * buf)
 {
-  return !pool->import_refused && layout_fits (pool, buf) &&
-      (pool->memory == V4L2_MEMORY_USERPTR ||
-      (pool->memory == V4L2_MEMORY_DMABUF &&
-          gst_is_dmabuf_memory (gst_buffer_peek_memory (buf, 0))));
+  guint p;
+
+  if (pool->import_refused || !layout_fits (pool, buf))
+    return FALSE;
+  if (pool->memory == V4L2_MEMORY_USERPTR)
+    return TRUE;
+  if (pool->memory != V4L2_MEMORY_DMABUF)
+    return FALSE;
+  for (p = 0; p < pool->layout.n_mem; p++)
+    if (!gst_is_dmabuf_memory (gst_buffer_peek_memory (buf, p)))
+      return FALSE;
+  return TRUE;
 }
 
 /*
@@ -1111,6 +1243,7 @@ gst_vstream_buffer_pool_new (GstVstreamObject * obj, GstCaps * caps)
   pool->output = obj->type == V4L2_BUF_TYPE_VIDEO_OUTPUT;
   pool->caps = gst_caps_ref (caps);
   pool->frame_size = obj->format.fmt.pix.sizeimage;
+  pool->layout = obj->layout;
   pool->count = gst_vstream_object_buffer_count (obj);
   pool->vallocator = gst_vstream_allocator_new (obj);
   pool->fd = gst_vstream_allocator_fd (pool->vallocator);

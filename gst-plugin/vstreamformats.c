@@ -33,6 +33,17 @@ static const GstVstreamFormat formats[] = {
   {V4L2_PIX_FMT_ARGB32, GST_VIDEO_FORMAT_BGRA, "video/x-raw"},
   {V4L2_PIX_FMT_ABGR32, GST_VIDEO_FORMAT_RGBA, "video/x-raw"},
   {V4L2_PIX_FMT_MJPEG, GST_VIDEO_FORMAT_ENCODED, "image/jpeg"},
+  /* One memory plane per colour plane (multi-planar devices only): the
+   * same caps as their contiguous twins above, which lookups by caps find
+   * first; set_format falls back to these when the device has only them. */
+  {V4L2_PIX_FMT_NV12M, GST_VIDEO_FORMAT_NV12, "video/x-raw", TRUE},
+  {V4L2_PIX_FMT_NV21M, GST_VIDEO_FORMAT_NV21, "video/x-raw", TRUE},
+  {V4L2_PIX_FMT_NV16M, GST_VIDEO_FORMAT_NV16, "video/x-raw", TRUE},
+  {V4L2_PIX_FMT_NV61M, GST_VIDEO_FORMAT_NV61, "video/x-raw", TRUE},
+  {V4L2_PIX_FMT_YUV420M, GST_VIDEO_FORMAT_I420, "video/x-raw", TRUE},
+  {V4L2_PIX_FMT_YVU420M, GST_VIDEO_FORMAT_YV12, "video/x-raw", TRUE},
+  {V4L2_PIX_FMT_YUV422M, GST_VIDEO_FORMAT_Y42B, "video/x-raw", TRUE},
+  {V4L2_PIX_FMT_YUV444M, GST_VIDEO_FORMAT_Y444, "video/x-raw", TRUE},
 };
 
 /*
@@ -76,6 +87,20 @@ gst_vstream_format_from_fourcc (guint32 fourcc)
 
   for (i = 0; i < G_N_ELEMENTS (formats); i++)
     if (formats[i].fourcc == fourcc)
+      return &formats[i];
+  return NULL;
+}
+
+/* The table's other entry for @f's caps (NV12M for NV12, and back), or
+ * NULL (YUV444M has no contiguous form). */
+const GstVstreamFormat *
+gst_vstream_format_twin (const GstVstreamFormat * f)
+{
+  guint i;
+
+  for (i = 0; f && i < G_N_ELEMENTS (formats); i++)
+    if (formats[i].format == f->format && &formats[i] != f &&
+        f->format != GST_VIDEO_FORMAT_ENCODED)
       return &formats[i];
   return NULL;
 }
@@ -217,11 +242,14 @@ gst_vstream_buffer_get_field (GstBuffer * buf, guint32 fmt_field)
  * Fill @info from @caps, then describe the V4L2 single-planar layout: plane
  * 0 has bytesperline, the chroma planes follow it with strides scaled by
  * their subsampling, each plane pix->height lines (field height for
- * ALTERNATE) tall.
+ * ALTERNATE) tall.  With @layout of one memory per colour plane (NV12M),
+ * each plane has its memory's stride and starts where the memories before
+ * it end, as the pool's buffers carry them.
  */
 gboolean
 gst_vstream_info_from_v4l2 (GstVideoInfo * info,
-    const struct v4l2_pix_format *pix, GstCaps * caps)
+    const struct v4l2_pix_format *pix, const GstVstreamLayout * layout,
+    GstCaps * caps)
 {
   const GstVideoFormatInfo *finfo;
   gsize offset = 0;
@@ -244,6 +272,17 @@ gst_vstream_info_from_v4l2 (GstVideoInfo * info,
     return TRUE;
   }
   finfo = info->finfo;
+  if (layout && layout->n_mem > 1) {
+    if (layout->n_mem != GST_VIDEO_INFO_N_PLANES (info))
+      return FALSE;
+    for (p = 0; p < layout->n_mem; p++) {
+      info->stride[p] = layout->stride[p];
+      info->offset[p] = offset;
+      offset += layout->size[p];
+    }
+    info->size = offset;
+    return TRUE;
+  }
   for (p = 0; p < GST_VIDEO_INFO_N_PLANES (info); p++) {
     guint comp = 0, lines;
 
@@ -275,6 +314,8 @@ gst_vstream_all_caps (void)
   guint i, j;
 
   for (i = 0; i < G_N_ELEMENTS (formats); i++) {
+    if (formats[i].per_plane && gst_vstream_format_twin (&formats[i]))
+      continue;                 /* its twin's caps are there */
     for (j = 0; j < G_N_ELEMENTS (fields); j++) {
       GstStructure *s = gst_vstream_structure_new (formats[i].fourcc,
           fields[j].field);

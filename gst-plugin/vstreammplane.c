@@ -17,9 +17,13 @@
  * (YUYV, NV12, I420, RGB...), in every io-mode; zero copy holds because
  * the one memory plane is the whole frame.  Formats with one memory plane
  * per colour plane (NV12M, YUV420M) have no single-planar form: a format
- * call that would leave the device on one fails with EINVAL, and
- * ENUM_FMT's entries for them are not in the formats table, so caps never
- * offer them.  A captured plane may start its frame data_offset bytes in
+ * call answers for them with the frame as the planes would lie end to
+ * end (plane 0's bytesperline, the sum of the sizeimages), which is what
+ * caps and GstVideoInfo need, and gst_vstream_mplane_layout() gives each
+ * memory plane's size and stride.  The buffer calls for them are made
+ * with real plane arrays by the pool and the allocator (a _MPLANE type
+ * passes through here unchanged).  A captured plane may start its frame
+ * data_offset bytes in
  * (vivid puts a 128-byte header there): a dequeued buffer's bytesused is
  * then the frame's own, and the offset comes in
  * GST_VSTREAM_BUFFER_DATA_OFFSET (a reserved field the single-planar API
@@ -85,6 +89,7 @@ call_format (GstVstreamMplaneCall call, int fd, unsigned long request,
   struct v4l2_format mp;
   struct v4l2_pix_format *pix = &f->fmt.pix;
   struct v4l2_pix_format_mplane *m = &mp.fmt.pix_mp;
+  guint i;
 
   if (!is_single_planar (f->type))
     return call (fd, request, f);
@@ -103,8 +108,7 @@ call_format (GstVstreamMplaneCall call, int fd, unsigned long request,
   m->plane_fmt[0].sizeimage = pix->sizeimage;
   if (call (fd, request, &mp) < 0)
     return -1;
-  if (m->num_planes != 1) {
-    /* NV12M and kin: no single-planar form (see above) */
+  if (m->num_planes < 1 || m->num_planes > VIDEO_MAX_PLANES) {
     errno = EINVAL;
     return -1;
   }
@@ -113,7 +117,10 @@ call_format (GstVstreamMplaneCall call, int fd, unsigned long request,
   pix->pixelformat = m->pixelformat;
   pix->field = m->field;
   pix->bytesperline = m->plane_fmt[0].bytesperline;
-  pix->sizeimage = m->plane_fmt[0].sizeimage;
+  /* NV12M and kin: the planes end to end (see above) */
+  pix->sizeimage = 0;
+  for (i = 0; i < m->num_planes; i++)
+    pix->sizeimage += m->plane_fmt[i].sizeimage;
   pix->colorspace = m->colorspace;
   pix->priv = 0;
   pix->flags = m->flags;
@@ -171,6 +178,38 @@ call_buffer (GstVstreamMplaneCall call, int fd, unsigned long request,
   else
     b->m.offset = plane.m.mem_offset;
   return ret;
+}
+
+/*
+ * The current format's memory planes on a device that only has the
+ * multi-planar types, for @type (single-planar spelling).  FALSE, with
+ * errno, when G_FMT fails.
+ */
+gboolean
+gst_vstream_mplane_layout (GstVstreamMplaneCall call, int fd, guint32 type,
+    GstVstreamLayout * layout)
+{
+  struct v4l2_format f = {.type = to_mplane (type) };
+  struct v4l2_pix_format_mplane *m = &f.fmt.pix_mp;
+  guint i;
+  int ret;
+
+  do
+    ret = call (fd, VIDIOC_G_FMT, &f);
+  while (ret < 0 && errno == EINTR);
+  if (ret < 0)
+    return FALSE;
+  if (m->num_planes < 1 || m->num_planes > VIDEO_MAX_PLANES) {
+    errno = EINVAL;
+    return FALSE;
+  }
+  memset (layout, 0, sizeof (*layout));
+  layout->n_mem = m->num_planes;
+  for (i = 0; i < m->num_planes; i++) {
+    layout->size[i] = m->plane_fmt[i].sizeimage;
+    layout->stride[i] = m->plane_fmt[i].bytesperline;
+  }
+  return TRUE;
 }
 
 /*

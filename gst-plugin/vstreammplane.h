@@ -17,9 +17,24 @@ G_BEGIN_DECLS
 typedef int (*GstVstreamMplaneCall) (int fd, unsigned long request,
     void *arg);
 
+/*
+ * How a frame lies in the driver's memory: one memory plane (every
+ * single-planar device, and multi-planar formats whose colour planes share
+ * one), or one memory plane per colour plane (NV12M, YUV420M...), each
+ * mapped, exported and queued on its own.
+ */
+typedef struct
+{
+  guint n_mem;
+  guint32 size[VIDEO_MAX_PLANES];       /* each memory plane's sizeimage */
+  guint32 stride[VIDEO_MAX_PLANES];     /* and bytesperline */
+} GstVstreamLayout;
+
 gboolean gst_vstream_caps_are_mplane (guint32 device_caps, gboolean output);
 int gst_vstream_mplane_ioctl (GstVstreamMplaneCall call, int fd,
     unsigned long request, void *arg);
+gboolean gst_vstream_mplane_layout (GstVstreamMplaneCall call, int fd,
+    guint32 type, GstVstreamLayout * layout);
 
 G_END_DECLS
 #endif

@@ -850,6 +850,62 @@ gst_vstream_object_dmabuf_caps (GstVstreamObject * obj)
   return f && gst_caps_features_contains (f, GST_CAPS_FEATURE_MEMORY_DMABUF);
 }
 
+/*
+ * S_FMT @fmt.  A multi-planar device that offers a format only with one
+ * memory per colour plane (NV12M where caps say NV12, as SoC cameras do)
+ * gets that twin instead, and *@f becomes it.
+ */
+static gint
+try_format (GstVstreamObject * obj, struct v4l2_format *fmt,
+    const GstVstreamFormat ** f)
+{
+  const GstVstreamFormat *twin = gst_vstream_format_twin (*f);
+  struct v4l2_format again = *fmt;
+
+  if (gst_vstream_object_ioctl (obj, VIDIOC_S_FMT, fmt) < 0)
+    return -1;
+  if (fmt->fmt.pix.pixelformat == (*f)->fourcc || !obj->mplane || !twin)
+    return 0;
+  again.fmt.pix.pixelformat = twin->fourcc;
+  if (gst_vstream_object_ioctl (obj, VIDIOC_S_FMT, &again) < 0 ||
+      again.fmt.pix.pixelformat != twin->fourcc)
+    return 0;                   /* the caller names the first answer */
+  GST_INFO_OBJECT (obj->element, "%s: %" GST_FOURCC_FORMAT " as %"
+      GST_FOURCC_FORMAT, obj->device, GST_FOURCC_ARGS ((*f)->fourcc),
+      GST_FOURCC_ARGS (twin->fourcc));
+  *fmt = again;
+  *f = twin;
+  return 0;
+}
+
+/* obj->layout for the format just set, @pix. */
+static gboolean
+memory_layout (GstVstreamObject * obj, const struct v4l2_pix_format *pix,
+    const GstVstreamFormat * f)
+{
+  memset (&obj->layout, 0, sizeof (obj->layout));
+  obj->layout.n_mem = 1;
+  obj->layout.size[0] = pix->sizeimage;
+  obj->layout.stride[0] = pix->bytesperline;
+  if (!obj->mplane)
+    return TRUE;
+  if (!gst_vstream_mplane_layout (obj->ioctl, obj->fd, obj->type,
+          &obj->layout)) {
+    GST_ELEMENT_ERROR (obj->element, RESOURCE, SETTINGS,
+        ("Device '%s' did not say its format.", obj->device),
+        ("VIDIOC_G_FMT: %s", g_strerror (errno)));
+    return FALSE;
+  }
+  if (obj->layout.n_mem > 1 && !f->per_plane) {
+    GST_ELEMENT_ERROR (obj->element, RESOURCE, SETTINGS,
+        ("Device '%s' gave %u memory planes for %" GST_FOURCC_FORMAT ".",
+            obj->device, obj->layout.n_mem, GST_FOURCC_ARGS (f->fourcc)),
+        (NULL));
+    return FALSE;
+  }
+  return TRUE;
+}
+
 static gboolean
 set_format (GstVstreamObject * obj, GstCaps * caps)
 {
@@ -879,7 +935,7 @@ set_format (GstVstreamObject * obj, GstCaps * caps)
   fmt.fmt.pix.field = field;
   if (is_output (obj))
     colorimetry_from_caps (caps, &fmt.fmt.pix);
-  if (gst_vstream_object_ioctl (obj, VIDIOC_S_FMT, &fmt) < 0) {
+  if (try_format (obj, &fmt, &f) < 0) {
     if (errno == EBUSY)
       GST_ELEMENT_ERROR (obj->element, RESOURCE, BUSY,
           ("Device '%s' is busy.", obj->device),
@@ -916,7 +972,10 @@ set_format (GstVstreamObject * obj, GstCaps * caps)
       obj->tpf = *t;
   }
 
-  if (!gst_vstream_info_from_v4l2 (&obj->info, &fmt.fmt.pix, caps)) {
+  if (!memory_layout (obj, &fmt.fmt.pix, f))
+    return FALSE;
+  if (!gst_vstream_info_from_v4l2 (&obj->info, &fmt.fmt.pix, &obj->layout,
+          caps)) {
     GST_ELEMENT_ERROR (obj->element, CORE, NEGOTIATION,
         ("Invalid caps %" GST_PTR_FORMAT " for device '%s'.", caps,
             obj->device), (NULL));
@@ -929,6 +988,13 @@ set_format (GstVstreamObject * obj, GstCaps * caps)
   if (obj->mode == GST_VSTREAM_IO_AUTO)
     obj->mode = (obj->vcap.device_caps & V4L2_CAP_STREAMING) ?
         GST_VSTREAM_IO_MMAP : GST_VSTREAM_IO_RW;
+  if (obj->mode == GST_VSTREAM_IO_RW && obj->layout.n_mem > 1) {
+    GST_ELEMENT_ERROR (obj->element, RESOURCE, SETTINGS,
+        ("Device '%s' cannot read or write %" GST_FOURCC_FORMAT " frames.",
+            obj->device, GST_FOURCC_ARGS (f->fourcc)),
+        ("read()/write() carry one memory plane; use a streaming io-mode"));
+    return FALSE;
+  }
   GST_INFO_OBJECT (obj->element, "format %" GST_FOURCC_FORMAT " %ux%u "
       "field %u bpl %u size %u, io-mode %d",
       GST_FOURCC_ARGS (fmt.fmt.pix.pixelformat), fmt.fmt.pix.width,
@@ -987,6 +1053,34 @@ gst_vstream_object_count (GstVstreamObject * obj, guint frames, guint drops,
   g_mutex_unlock (&obj->stats_lock);
 }
 
+/* layout_fits() for a memory per colour plane (NV12M): plane p is
+ * memory p, from its start, with the driver's stride and size. */
+static gboolean
+planes_fit (GstVstreamObject * obj, GstCaps * caps, GstBuffer * buf)
+{
+  GstVideoMeta *meta = gst_buffer_get_video_meta (buf);
+  GstVideoInfo def;
+  guint p;
+
+  if (gst_buffer_n_memory (buf) != obj->layout.n_mem)
+    return FALSE;
+  if (!meta && !gst_video_info_from_caps (&def, caps))
+    return FALSE;
+  for (p = 0; p < obj->layout.n_mem; p++) {
+    gint stride = meta ? meta->stride[p] : def.stride[p];
+    gsize offset = meta ? meta->offset[p] : def.offset[p];
+    guint idx, len;
+    gsize skip;
+
+    if (stride != (gint) obj->layout.stride[p] ||
+        gst_buffer_peek_memory (buf, p)->size < obj->layout.size[p] ||
+        !gst_buffer_find_memory (buf, offset, 1, &idx, &len, &skip) ||
+        idx != p || skip != 0)
+      return FALSE;
+  }
+  return TRUE;
+}
+
 /* Does @buf (of @caps) have exactly the driver's layout, so that its
  * bytes can go to the device as they are? */
 gboolean
@@ -997,6 +1091,8 @@ gst_vstream_object_layout_fits (GstVstreamObject * obj, GstCaps * caps,
   GstVideoInfo def;
   guint p;
 
+  if (obj->layout.n_mem > 1)
+    return planes_fit (obj, caps, buf);
   if (gst_buffer_n_memory (buf) != 1 ||
       gst_buffer_get_size (buf) < obj->format.fmt.pix.sizeimage)
     return FALSE;

@@ -9,6 +9,8 @@
 #include <gst/video/video.h>
 #include <linux/videodev2.h>
 
+#include "vstreammplane.h"
+
 G_BEGIN_DECLS
 
 typedef enum
@@ -75,7 +77,9 @@ struct _GstVstreamObject
    * (what they stand for when DMA_DRM; the same caps otherwise) */
   GstCaps *nego_caps;
   GstCaps *caps;
-  struct v4l2_format format;
+  struct v4l2_format format;  /* single-planar view: for NV12M and kin,
+                                 * the planes end to end */
+  GstVstreamLayout layout;      /* the memory planes of a frame */
   GstVideoInfo info;
   struct v4l2_fract tpf;
   guint generation;             /* bumped by every REQBUFS that allocates */

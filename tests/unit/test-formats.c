@@ -24,8 +24,13 @@ GST_START_TEST (test_format_table_round_trip)
     GstStructure *s = gst_vstream_structure_new (f->fourcc, V4L2_FIELD_NONE);
 
     fail_unless (s != NULL);
-    fail_unless (gst_vstream_format_from_structure (s) == f,
+    /* NV12M and kin share their contiguous twin's caps, which win */
+    fail_unless (gst_vstream_format_from_structure (s) ==
+        (f->per_plane && gst_vstream_format_twin (f) ?
+            gst_vstream_format_twin (f) : f),
         "%" GST_FOURCC_FORMAT " does not map back", GST_FOURCC_ARGS (f->fourcc));
+    if (f->per_plane && gst_vstream_format_twin (f))
+      fail_unless (gst_vstream_format_twin (gst_vstream_format_twin (f)) == f);
     fail_unless (gst_vstream_format_from_fourcc (f->fourcc) == f);
     gst_structure_free (s);
   }
@@ -328,7 +333,7 @@ GST_START_TEST (test_info_from_v4l2_layout)
       "height=240,framerate=30/1");
   GstVideoInfo info;
 
-  fail_unless (gst_vstream_info_from_v4l2 (&info, &pix, caps));
+  fail_unless (gst_vstream_info_from_v4l2 (&info, &pix, NULL, caps));
   fail_unless_equals_int (info.stride[0], 384);
   fail_unless_equals_int (info.stride[1], 384);
   fail_unless_equals_int (info.offset[1], 384 * 240);
@@ -338,10 +343,29 @@ GST_START_TEST (test_info_from_v4l2_layout)
   pix.bytesperline = 320;
   caps = gst_caps_from_string ("video/x-raw,format=I420,width=320,"
       "height=240,framerate=30/1");
-  fail_unless (gst_vstream_info_from_v4l2 (&info, &pix, caps));
+  fail_unless (gst_vstream_info_from_v4l2 (&info, &pix, NULL, caps));
   fail_unless_equals_int (info.stride[1], 160);
   fail_unless_equals_int (info.stride[2], 160);
   fail_unless_equals_int (info.offset[2], 320 * 240 + 160 * 120);
+
+  /* YUV420M: a memory per plane, each padded; the planes follow the
+   * memories, not the subsampling, and a layout that does not match the
+   * caps' planes is refused */
+  {
+    GstVstreamLayout l = {.n_mem = 3,.size = {352 * 256, 192 * 128, 4096},
+      .stride = {352, 192, 176}
+    };
+
+    fail_unless (gst_vstream_info_from_v4l2 (&info, &pix, &l, caps));
+    fail_unless_equals_int (info.stride[0], 352);
+    fail_unless_equals_int (info.stride[1], 192);
+    fail_unless_equals_int (info.stride[2], 176);
+    fail_unless_equals_int (info.offset[1], 352 * 256);
+    fail_unless_equals_int (info.offset[2], 352 * 256 + 192 * 128);
+    fail_unless_equals_int (info.size, 352 * 256 + 192 * 128 + 4096);
+    l.n_mem = 2;
+    fail_if (gst_vstream_info_from_v4l2 (&info, &pix, &l, caps));
+  }
   gst_caps_unref (caps);
 }
 

@@ -29,6 +29,12 @@ GST_DEBUG_CATEGORY (gst_vstream_debug);
 #define MAP_LEN 8192            /* SIZEIMAGE, page-rounded */
 #define N_MAX 8
 #define CAPS "video/x-raw,format=YUY2,width=64,height=48,framerate=30/1"
+/* per_plane: NV12M, the luma plane and the chroma plane in memories of
+ * their own, each mapped at MAP_LEN / 2 */
+#define Y_SIZE (W * H)
+#define NV12_SIZE (Y_SIZE * 3 / 2)
+#define PLANE_LEN (MAP_LEN / 2)
+#define NV12_CAPS "video/x-raw,format=NV12,width=64,height=48,framerate=30/1"
 
 /* ------------------------------------------------------------------ */
 /* the canned device: YUYV 64x48 at 30 fps, MMAP or USERPTR streaming */
@@ -58,6 +64,8 @@ static struct
   guint mplane_bufs;            /* plane-array buffer calls it took */
   guint data_offset;            /* mplane: where a captured frame starts
                                  * in its plane, as vivid's */
+  gboolean per_plane;           /* mplane: NV12M, not YUYV */
+  guint8 *planes[N_MAX][2];     /* per_plane: each buffer's two planes */
   guint8 out_first;             /* an output's last queued frame: */
   guint32 out_bytesused;        /* its first byte and its size */
 } fake;
@@ -189,8 +197,18 @@ fake_dqbuf (struct v4l2_buffer *b)
 
     if (fake.gap_every && seq % fake.gap_every == 0)
       seq = fake.sequence++;
-    guint8 *frame = fake.pages[index];
+    guint8 *frame = fake.per_plane ? NULL : fake.pages[index];
 
+    /* per_plane: the planes end to end are one numbered frame */
+    for (i = 0; fake.per_plane && i < NV12_SIZE; i++) {
+      guint8 *plane = fake.planes[index][i >= Y_SIZE];
+
+      if (plane)
+        plane[i >= Y_SIZE ? i - Y_SIZE : i + fake.data_offset] =
+            pixel (seq, i);
+    }
+    if (fake.per_plane && fake.planes[index][0])
+      memcpy (fake.planes[index][0] + fake.data_offset, &seq, 4);
     /* the frame, where the buffer's memory is mapped */
     if (frame)
       frame += fake.data_offset;
@@ -277,6 +295,7 @@ fake_ioctl_sp (int fd, unsigned long req, void *arg)
       /* the old buffers' pages stay with their mappings */
       fake_streamoff ();
       memset (fake.pages, 0, sizeof (fake.pages));
+      memset (fake.planes, 0, sizeof (fake.planes));
       fake.count = r->count = MIN (r->count, N_MAX);
       break;
     }
@@ -406,6 +425,79 @@ fake_mplane_format (int fd, unsigned long req, struct v4l2_format *f)
   m->num_planes = 1;
   m->plane_fmt[0].bytesperline = sp.fmt.pix.bytesperline;
   m->plane_fmt[0].sizeimage = sp.fmt.pix.sizeimage;
+  if (fake.per_plane) {
+    m->pixelformat = V4L2_PIX_FMT_NV12M;
+    m->num_planes = 2;
+    m->plane_fmt[0].bytesperline = m->plane_fmt[1].bytesperline = W;
+    /* as vivid's NV16M: the luma plane's data_offset counts in */
+    m->plane_fmt[0].sizeimage = Y_SIZE + fake.data_offset;
+    m->plane_fmt[1].sizeimage = Y_SIZE / 2;
+  }
+  return 0;
+}
+
+/* per_plane: buffer calls with both planes, through the single-planar
+ * fake for the queue's bookkeeping (its frame filling knows the planes) */
+static int
+fake_per_plane_buffer (int fd, unsigned long req, struct v4l2_buffer *b)
+{
+  struct v4l2_buffer sp = *b;
+  struct v4l2_plane *pl = b->m.planes;
+  guint32 size[2] = { Y_SIZE + fake.data_offset, Y_SIZE / 2 };
+  guint p;
+  int ret;
+
+  sp.type = fake_sp_type (b->type);
+  if (!sp.type || !pl || b->length != 2) {
+    errno = EINVAL;
+    return -1;
+  }
+  g_atomic_int_inc (&fake.mplane_bufs);
+  if (req == VIDIOC_QUERYBUF) {
+    if (b->index >= fake.count) {
+      errno = EINVAL;
+      return -1;
+    }
+    for (p = 0; p < 2; p++) {
+      pl[p].length = PLANE_LEN;
+      pl[p].m.mem_offset = b->index * MAP_LEN + p * PLANE_LEN;
+    }
+    return 0;
+  }
+  if (req == VIDIOC_QBUF && b->memory == V4L2_MEMORY_USERPTR) {
+    for (p = 0; p < 2; p++)
+      if (!pl[p].m.userptr || pl[p].length < size[p]) {
+        errno = EINVAL;
+        return -1;
+      }
+    sp.m.userptr = pl[0].m.userptr;
+    sp.length = SIZEIMAGE;      /* the single-planar fake's own check */
+  }
+  if (req == VIDIOC_QBUF && fake.output)
+    for (p = 0; p < 2; p++)
+      fail_unless_equals_int (pl[p].bytesused, size[p]);
+  ret = fake_ioctl_sp (fd, req, &sp);
+  if (ret < 0)
+    return ret;
+  g_mutex_lock (&fake.lock);
+  if (req == VIDIOC_QBUF && b->memory == V4L2_MEMORY_USERPTR)
+    for (p = 0; p < 2; p++)
+      fake.planes[b->index][p] = (guint8 *) pl[p].m.userptr;
+  if (req == VIDIOC_QBUF && fake.output && fake.planes[b->index][0]) {
+    fake.out_first = fake.planes[b->index][0][0];
+    fake.out_bytesused = pl[0].bytesused + pl[1].bytesused;
+  }
+  g_mutex_unlock (&fake.lock);
+  b->index = sp.index;
+  b->flags = sp.flags;
+  b->field = sp.field;
+  b->sequence = sp.sequence;
+  b->timestamp = sp.timestamp;
+  if (req == VIDIOC_DQBUF)
+    for (p = 0; p < 2; p++)
+      pl[p].bytesused = fake.output ? 0 : size[p];
+  if (req == VIDIOC_DQBUF && !fake.output)
+    pl[0].data_offset = fake.data_offset;
   return 0;
 }
 
@@ -416,6 +508,8 @@ fake_mplane_buffer (int fd, unsigned long req, struct v4l2_buffer *b)
   struct v4l2_plane *pl = b->m.planes;
   int ret;
 
+  if (fake.per_plane)
+    return fake_per_plane_buffer (fd, req, b);
   sp.type = fake_sp_type (b->type);
   if (!sp.type || !pl || b->length != 1) {
     errno = EINVAL;
@@ -475,8 +569,11 @@ fake_ioctl (int fd, unsigned long req, void *arg)
     case VIDIOC_DQBUF:
       return fake_mplane_buffer (fd, req, arg);
     case VIDIOC_ENUM_FMT:
-      return fake_mplane_typed (fd, req, arg,
+      ret = fake_mplane_typed (fd, req, arg,
           &((struct v4l2_fmtdesc *) arg)->type);
+      if (ret == 0 && fake.per_plane)
+        ((struct v4l2_fmtdesc *) arg)->pixelformat = V4L2_PIX_FMT_NV12M;
+      return ret;
     case VIDIOC_G_PARM:
     case VIDIOC_S_PARM:
       return fake_mplane_typed (fd, req, arg,
@@ -503,8 +600,14 @@ fake_mmap (gsize length, gint fd, off_t offset)
   guint8 *p = g_malloc0 (length);
 
   g_mutex_lock (&fake.lock);
-  fail_unless (index < fake.count && length == MAP_LEN);
-  fake.pages[index] = p;
+  if (fake.per_plane) {
+    fail_unless (index < fake.count && length == PLANE_LEN &&
+        offset % PLANE_LEN == 0);
+    fake.planes[index][offset % MAP_LEN / PLANE_LEN] = p;
+  } else {
+    fail_unless (index < fake.count && length == MAP_LEN);
+    fake.pages[index] = p;
+  }
   g_hash_table_add (fake.maps, p);
   g_mutex_unlock (&fake.lock);
   return p;
@@ -517,9 +620,14 @@ fake_munmap (void *addr, gsize length)
 
   g_mutex_lock (&fake.lock);
   fail_unless (g_hash_table_remove (fake.maps, addr), "unmapped twice");
-  for (i = 0; i < N_MAX; i++)
+  for (i = 0; i < N_MAX; i++) {
     if (fake.pages[i] == addr)
       fake.pages[i] = NULL;
+    if (fake.planes[i][0] == addr)
+      fake.planes[i][0] = NULL;
+    if (fake.planes[i][1] == addr)
+      fake.planes[i][1] = NULL;
+  }
   g_mutex_unlock (&fake.lock);
   g_free (addr);
   return 0;
@@ -563,6 +671,8 @@ fake_setup (void)
   fake.mplane = FALSE;
   fake.mplane_bufs = 0;
   fake.data_offset = 0;
+  fake.per_plane = FALSE;
+  memset (fake.planes, 0, sizeof (fake.planes));
   fake.out_first = 0;
   fake.out_bytesused = 0;
   fake.brightness = 128;
@@ -1204,6 +1314,21 @@ GST_START_TEST (test_dma_drm_caps)
 GST_END_TEST;
 #endif
 
+/* After 10 frames of a multi-planar source: every buffer call used the
+ * plane array, mmap copied nothing, and everything is let go. */
+static void
+end_mplane_source (GstHarness * h, GstElement * src, const gchar * io_mode)
+{
+  fail_unless (g_atomic_int_get (&fake.mplane_bufs) >= 10);
+  if (g_str_equal (io_mode, "mmap")) {
+    fail_unless (stat_of (src, "zero-copy") >= 9);
+    fail_unless_equals_int (stat_of (src, "copies"), 0);
+  }
+  gst_object_unref (src);
+  gst_harness_teardown (h);
+  assert_device_released ();
+}
+
 /* A device with only the multi-planar types (SoC cameras, vivid
  * multiplanar=2): frames arrive whole and unchanged in mmap and userptr,
  * mmap without a copy, also where the frame starts data_offset bytes
@@ -1232,43 +1357,136 @@ GST_START_TEST (test_mplane_source)
     assert_frame (b);
     gst_buffer_unref (b);
   }
-  fail_unless (g_atomic_int_get (&fake.mplane_bufs) >= 10);
-  if (g_str_equal (mplane_cases[__i__].io_mode, "mmap")) {
-    fail_unless (stat_of (src, "zero-copy") >= 9);
-    fail_unless_equals_int (stat_of (src, "copies"), 0);
+  end_mplane_source (h, src, mplane_cases[__i__].io_mode);
+}
+
+GST_END_TEST;
+
+/* vstreamsink on a multi-planar output: the frames it queues are the
+ * ones pushed, with their size; on an NV12M output contiguous NV12 from
+ * upstream is laid into the driver's two planes, each queued with its
+ * own size (fake_per_plane_buffer checks them). */
+static const struct
+{
+  const gchar *caps;
+  gsize size;
+  gboolean per_plane;
+} mplane_sink_cases[] = { {CAPS, SIZEIMAGE, FALSE},
+{NV12_CAPS, NV12_SIZE, TRUE}
+};
+
+GST_START_TEST (test_mplane_sink)
+{
+  gsize size = mplane_sink_cases[__i__].size;
+  GstHarness *h;
+  gint i;
+
+  fake.mplane = TRUE;
+  fake.output = TRUE;
+  fake.per_plane = mplane_sink_cases[__i__].per_plane;
+  h = gst_harness_new_parse ("vstreamsink device=" FAKE_DEV
+      " sync=false enable-last-sample=false");
+  gst_harness_play (h);
+  gst_harness_set_src_caps_str (h, mplane_sink_cases[__i__].caps);
+  for (i = 0; i < 6; i++) {
+    GstBuffer *b = gst_buffer_new_allocate (NULL, size, NULL);
+
+    gst_buffer_memset (b, 0, 'a' + i, size);
+    fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
+    g_mutex_lock (&fake.lock);
+    fail_unless_equals_int (fake.out_first, 'a' + i);
+    fail_unless_equals_int (fake.out_bytesused, size);
+    g_mutex_unlock (&fake.lock);
   }
-  gst_object_unref (src);
+  fail_unless (g_atomic_int_get (&fake.mplane_bufs) >= 6);
   gst_harness_teardown (h);
   assert_device_released ();
 }
 
 GST_END_TEST;
 
-/* vstreamsink on a multi-planar output: the frames it queues are the
- * ones pushed, with their size. */
-GST_START_TEST (test_mplane_sink)
+/* A frame of a memory per colour plane (NV12M, as SoC cameras give it):
+ * each plane in its own memory, the video meta pointing at each, the
+ * frame whole and unchanged in mmap (without a copy) and userptr, also
+ * when the luma plane starts data_offset bytes in. */
+static const struct
 {
+  const gchar *io_mode;
+  guint data_offset;
+} per_plane_cases[] = { {"mmap", 0}, {"userptr", 0}, {"mmap", 128},
+{"userptr", 128}
+};
+
+GST_START_TEST (test_per_plane_source)
+{
+  const gchar *io_mode = per_plane_cases[__i__].io_mode;
   GstHarness *h;
+  GstElement *src;
   gint i;
 
   fake.mplane = TRUE;
-  fake.output = TRUE;
-  h = gst_harness_new_parse ("vstreamsink device=" FAKE_DEV
-      " sync=false enable-last-sample=false");
-  gst_harness_play (h);
-  gst_harness_set_src_caps_str (h, CAPS);
-  for (i = 0; i < 6; i++) {
-    GstBuffer *b = gst_buffer_new_allocate (NULL, SIZEIMAGE, NULL);
+  fake.per_plane = TRUE;
+  fake.data_offset = per_plane_cases[__i__].data_offset;
+  h = src_harness_io (io_mode);
+  src = harness_element (h, "vstreamsrc");
+  for (i = 0; i < 10; i++) {
+    GstBuffer *b = gst_harness_pull (h);
+    GstVideoMeta *meta;
 
-    gst_buffer_memset (b, 0, 'a' + i, SIZEIMAGE);
-    fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
-    g_mutex_lock (&fake.lock);
-    fail_unless_equals_int (fake.out_first, 'a' + i);
-    fail_unless_equals_int (fake.out_bytesused, SIZEIMAGE);
-    g_mutex_unlock (&fake.lock);
+    fail_unless (b != NULL, "frame %d did not come", i);
+    fail_unless_equals_int (gst_buffer_n_memory (b), 2);
+    fail_unless_equals_int (gst_buffer_peek_memory (b, 0)->size, Y_SIZE);
+    fail_unless_equals_int (gst_buffer_peek_memory (b, 1)->size, Y_SIZE / 2);
+    meta = gst_buffer_get_video_meta (b);
+    fail_unless (meta != NULL);
+    fail_unless_equals_int (meta->format, GST_VIDEO_FORMAT_NV12);
+    fail_unless_equals_int (meta->n_planes, 2);
+    fail_unless_equals_int (meta->offset[1], Y_SIZE);
+    fail_unless_equals_int (meta->stride[1], W);
+    if (g_str_equal (io_mode, "mmap"))
+      fail_unless (is_driver_memory (b));
+    /* last: mapping a writable buffer whole merges its memories */
+    assert_numbered_frame (b, NV12_SIZE, pixel);
+    gst_buffer_unref (b);
   }
-  fail_unless (g_atomic_int_get (&fake.mplane_bufs) >= 6);
+  end_mplane_source (h, src, io_mode);
+}
+
+GST_END_TEST;
+
+/* Only the chroma plane of a frame kept (a sub-buffer past its end of
+ * luma): the driver buffer stays out until that memory is let go, its
+ * bytes do not change while later frames are captured, and it outlives
+ * the pipeline (a use-after-free under ASan otherwise). */
+GST_START_TEST (test_per_plane_memory_kept)
+{
+  GstHarness *h;
+  GstBuffer *b, *chroma;
+  guint32 sum;
+  gint i;
+
+  fake.mplane = TRUE;
+  fake.per_plane = TRUE;
+  h = src_harness_io ("mmap");
+  b = gst_harness_pull (h);
+  fail_unless (b != NULL);
+  chroma = gst_buffer_copy_region (b, GST_BUFFER_COPY_MEMORY, Y_SIZE,
+      Y_SIZE / 2);
+  fail_unless (gst_buffer_peek_memory (chroma, 0)->parent ==
+      gst_buffer_peek_memory (b, 1) ||
+      gst_buffer_peek_memory (chroma, 0) == gst_buffer_peek_memory (b, 1));
+  sum = checksum (chroma);
+  gst_buffer_unref (b);
+  for (i = 0; i < 12; i++) {
+    b = gst_harness_pull (h);
+    fail_unless (b != NULL, "frame %d did not come", i);
+    assert_numbered_frame (b, NV12_SIZE, pixel);
+    gst_buffer_unref (b);
+  }
+  fail_unless_equals_int (checksum (chroma), sum);
   gst_harness_teardown (h);
+  fail_unless_equals_int (checksum (chroma), sum);
+  gst_buffer_unref (chroma);
   assert_device_released ();
 }
 
@@ -1304,7 +1522,11 @@ vstream_lifetime_suite (void)
   tcase_add_test (tc, test_crop_refused);
   tcase_add_loop_test (tc, test_mplane_source, 0,
       G_N_ELEMENTS (mplane_cases));
-  tcase_add_test (tc, test_mplane_sink);
+  tcase_add_loop_test (tc, test_mplane_sink, 0,
+      G_N_ELEMENTS (mplane_sink_cases));
+  tcase_add_loop_test (tc, test_per_plane_source, 0,
+      G_N_ELEMENTS (per_plane_cases));
+  tcase_add_test (tc, test_per_plane_memory_kept);
 #if GST_CHECK_VERSION(1, 24, 0)
   tcase_add_test (tc, test_dma_drm_caps);
 #endif
