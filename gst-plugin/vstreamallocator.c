@@ -236,10 +236,11 @@ query_buffer (GstVstreamAllocator * alloc, guint index,
   return TRUE;
 }
 
-/* REQBUFS and, for MMAP, map every buffer.  Returns the count, 0 on error. */
+/* REQBUFS and, for MMAP, map every buffer's @n_mem memory planes.
+ * Returns the count, 0 on error. */
 guint
 gst_vstream_allocator_start (GstVstreamAllocator * alloc, guint count,
-    guint32 memory)
+    guint32 memory, guint n_mem)
 {
   GstVstreamObject *obj = alloc->obj;
   struct v4l2_requestbuffers req = {
@@ -273,7 +274,7 @@ gst_vstream_allocator_start (GstVstreamAllocator * alloc, guint count,
   }
   alloc->memory = memory;
   alloc->count = req.count;
-  alloc->n_mem = obj->layout.n_mem;
+  alloc->n_mem = n_mem;
   alloc->generation = ++obj->generation;
   if (memory != V4L2_MEMORY_MMAP)
     return req.count;

@@ -16,7 +16,7 @@ G_DECLARE_FINAL_TYPE (GstVstreamAllocator, gst_vstream_allocator, GST,
 
 GstVstreamAllocator *gst_vstream_allocator_new (GstVstreamObject * obj);
 guint gst_vstream_allocator_start (GstVstreamAllocator * alloc, guint count,
-    guint32 memory);
+    guint32 memory, guint n_mem);
 void gst_vstream_allocator_stop (GstVstreamAllocator * alloc);
 void gst_vstream_allocator_orphan (GstVstreamAllocator * alloc);
 guint32 gst_vstream_allocator_memory (GstVstreamAllocator * alloc);

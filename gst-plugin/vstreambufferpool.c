@@ -553,9 +553,41 @@ qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
       vb.timestamp.tv_usec = (ts % GST_SECOND) / GST_USECOND;
     }
   }
-  if (gst_vstream_allocator_ioctl (pool->vallocator, VIDIOC_QBUF, &vb) < 0) {
+  /* Recorded first: a capture buffer queued from downstream's thread
+   * (release_buffer) can be done and dequeued by the streaming thread
+   * before QBUF even returns here. */
+  g_mutex_lock (&pool->lock);
+  if (pool->queued[index]) {
+    g_mutex_unlock (&pool->lock);
     for (p = 0; mapped && p < pool->layout.n_mem; p++)
       gst_memory_unmap (map[p].memory, &map[p]);
+    gst_buffer_unref (buf);
+    GST_VSTREAM_ELEMENT_ERROR (obj, RESOURCE, FAILED,
+        ("Buffer %u of device '%s' queued twice.", index, obj->device),
+        (NULL));
+    return GST_FLOW_ERROR;
+  }
+  pool->queued[index] = buf;
+  for (p = 0; mapped && p < pool->layout.n_mem; p++)
+    pool->map[index][p] = map[p];
+  pool->mapped[index] = mapped;
+  pool->n_queued++;
+  g_mutex_unlock (&pool->lock);
+  if (gst_vstream_allocator_ioctl (pool->vallocator, VIDIOC_QBUF, &vb) < 0) {
+    gint err = errno;
+    gboolean ours;
+
+    g_mutex_lock (&pool->lock);
+    ours = pool->queued[index] == buf;
+    if (ours) {
+      unmap_planes (pool, index);
+      pool->queued[index] = NULL;
+      pool->n_queued--;
+    }
+    g_mutex_unlock (&pool->lock);
+    if (!ours)                  /* streamoff() took it back meanwhile */
+      return GST_FLOW_FLUSHING;
+    errno = err;
     if (target != buf) {
       /* the driver cannot use the lender's memory: stop borrowing */
       GST_WARNING_OBJECT (pool, "device %s refused a downstream buffer (%s); "
@@ -578,13 +610,6 @@ qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
     gst_buffer_unref (buf);
     return device_error (pool, "VIDIOC_QBUF");
   }
-  g_mutex_lock (&pool->lock);
-  pool->queued[index] = buf;
-  for (p = 0; mapped && p < pool->layout.n_mem; p++)
-    pool->map[index][p] = map[p];
-  pool->mapped[index] = mapped;
-  pool->n_queued++;
-  g_mutex_unlock (&pool->lock);
   return GST_FLOW_OK;
 
 map_failed:
@@ -650,9 +675,10 @@ streamoff (GstVstreamBufferPool * pool)
 }
 
 /*
- * A captured frame with a memory per colour plane: each memory holds what
- * the driver filled (from data_offset to bytesused; all of the plane if it
- * does not say), and the video meta says where each plane now starts.
+ * A captured frame with a memory per colour plane: each memory holds its
+ * plane from data_offset on, up to bytesused but never less than the
+ * plane's size (a short bytesused must not make a plane end before its
+ * lines do), and the video meta says where each plane now starts.
  */
 static void
 resize_planes (GstVstreamBufferPool * pool, GstBuffer * buf,
@@ -666,8 +692,7 @@ resize_planes (GstVstreamBufferPool * pool, GstBuffer * buf,
     GstMemory *mem = gst_buffer_peek_memory (buf, p);
     gsize used = planes[p].bytesused, start = planes[p].data_offset;
 
-    if (!used || used > mem->maxsize)
-      used = MIN (pool->layout.size[p], mem->maxsize);
+    used = MIN (MAX (used, pool->layout.size[p]), mem->maxsize);
     if (start >= used)
       start = 0;
     gst_buffer_resize_range (buf, p, 1, (gssize) start - (gssize) mem->offset,
@@ -779,7 +804,7 @@ gst_vstream_buffer_pool_start (GstBufferPool * bpool)
   pool->memory = pool_memory_type (obj);
   /* capture userptr still lets the driver fill our own memory */
   n = gst_vstream_allocator_start (pool->vallocator, pool->count,
-      pool->memory);
+      pool->memory, pool->layout.n_mem);
   if (!n)
     return FALSE;
   pool->count = n;
@@ -1123,9 +1148,13 @@ gst_vstream_buffer_pool_imports (GstVstreamBufferPool * pool, GstBuffer * buf)
     return TRUE;
   if (pool->memory != V4L2_MEMORY_DMABUF)
     return FALSE;
-  for (p = 0; p < pool->layout.n_mem; p++)
-    if (!gst_is_dmabuf_memory (gst_buffer_peek_memory (buf, p)))
+  /* QBUF names a dma-buf, not a place in it: a memory must start it */
+  for (p = 0; p < pool->layout.n_mem; p++) {
+    GstMemory *mem = gst_buffer_peek_memory (buf, p);
+
+    if (!gst_is_dmabuf_memory (mem) || mem->offset)
       return FALSE;
+  }
   return TRUE;
 }
 

@@ -861,21 +861,28 @@ try_format (GstVstreamObject * obj, struct v4l2_format *fmt,
 {
   const GstVstreamFormat *twin = gst_vstream_format_twin (*f);
   struct v4l2_format again = *fmt;
+  gint ret, err;
 
-  if (gst_vstream_object_ioctl (obj, VIDIOC_S_FMT, fmt) < 0)
-    return -1;
-  if (fmt->fmt.pix.pixelformat == (*f)->fourcc || !obj->mplane || !twin)
-    return 0;
+  ret = gst_vstream_object_ioctl (obj, VIDIOC_S_FMT, fmt);
+  err = errno;
+  /* refused (some drivers say EINVAL for a format they lack) or changed */
+  if ((ret == 0 && fmt->fmt.pix.pixelformat == (*f)->fourcc) ||
+      (ret < 0 && err != EINVAL) || !obj->mplane || !twin)
+    goto first;
   again.fmt.pix.pixelformat = twin->fourcc;
   if (gst_vstream_object_ioctl (obj, VIDIOC_S_FMT, &again) < 0 ||
       again.fmt.pix.pixelformat != twin->fourcc)
-    return 0;                   /* the caller names the first answer */
+    goto first;                 /* the caller names the first answer */
   GST_INFO_OBJECT (obj->element, "%s: %" GST_FOURCC_FORMAT " as %"
       GST_FOURCC_FORMAT, obj->device, GST_FOURCC_ARGS ((*f)->fourcc),
       GST_FOURCC_ARGS (twin->fourcc));
   *fmt = again;
   *f = twin;
   return 0;
+
+first:
+  errno = err;
+  return ret;
 }
 
 /* obj->layout for the format just set, @pix. */

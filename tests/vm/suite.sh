@@ -466,7 +466,17 @@ per_plane_sink_vivid() {
 		/Active width:/ { w = $3 } /Active height:/ { h = $3 }
 		/24.00 frames per second/ && w == 1280 && h == 720 { print i; exit }')
 	[ -n "$t" ] || return 1
-	v4l2-ctl -d $v --set-dv-bt-timings index=$t -c loop_video=1 \
+	# the loop: a 'loop_video' switch up to Linux 6.10, since then a menu
+	# per input naming the output it is wired to
+	if v4l2-ctl -d $v -C loop_video >/dev/null 2>&1; then
+		loop=loop_video=1
+	else
+		i=$(v4l2-ctl -d $v -L | sed -n 's/^[[:space:]]*\([0-9]*\): Output HDMI 001-0$/\1/p')
+		[ -n "$i" ] || return 1
+		loop=hdmi_001_0_is_connected_to=$i
+	fi
+	echo "loop: $loop"
+	v4l2-ctl -d $v --set-dv-bt-timings index=$t -c $loop \
 		-c osd_text_mode=2 --set-fmt-video=pixelformat=YM24 || return 1
 	v4l2-ctl -d $o --set-dv-bt-timings index=$t \
 		--set-fmt-video-out=pixelformat=YM24 || return 1
