@@ -68,8 +68,8 @@ struct _GstVstreamBufferPool
   guint count;
   guint next_index;
   gboolean output;
-  gsize frame_size;             /* sizeimage when made; the device's moves on */
-  GstVstreamLayout layout;      /* and its memory planes */
+  GstVstreamLayout layout;      /* memory planes and their sizes when made;
+                                 * the device's format moves on */
   gboolean import_refused;      /* output: the driver could not pin upstream's
                                  * memory once; copy from then on */
 
@@ -252,15 +252,14 @@ gst_vstream_buffer_pool_alloc_buffer (GstBufferPool * bpool,
   buf = gst_buffer_new ();
   g_mutex_lock (&pool->lock);
   for (p = 0; p < pool->layout.n_mem; p++) {
-    /* a plane's memory holds its plane: the meta's offsets count on it */
-    if (pool->layout.n_mem > 1 && mem[p]->size > pool->layout.size[p])
+    /* a memory holds its plane (the meta's offsets count on it), not the
+     * page-rounded rest of the driver buffer */
+    if (mem[p]->size > pool->layout.size[p])
       gst_memory_resize (mem[p], 0, pool->layout.size[p]);
     pool->mem[index][p] = gst_memory_ref (mem[p]);
     gst_buffer_append_memory (buf, mem[p]);
   }
   g_mutex_unlock (&pool->lock);
-  if (pool->layout.n_mem == 1)
-    gst_buffer_set_size (buf, pool->frame_size);
   if (GST_VIDEO_INFO_FORMAT (info) != GST_VIDEO_FORMAT_ENCODED)
     gst_buffer_add_video_meta_full (buf, GST_VIDEO_FRAME_FLAG_NONE,
         GST_VIDEO_INFO_FORMAT (info), GST_VIDEO_INFO_WIDTH (info),
@@ -322,8 +321,7 @@ back_to_work (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
     mem[p] = gst_memory_ref (pool->mem[index][p]);
   g_mutex_unlock (&pool->lock);
   for (p = 0; p < pool->layout.n_mem; p++) {
-    gsize size = pool->layout.n_mem == 1 ? pool->frame_size :
-        pool->layout.size[p];
+    gsize size = pool->layout.size[p];
 
     if (mem[p]->offset || mem[p]->size != size)
       gst_memory_resize (mem[p], -(gssize) mem[p]->offset, size);
@@ -510,8 +508,7 @@ describe_planes (GstVstreamBufferPool * pool, GstBuffer * target,
       planes[p].length = mem->maxsize;
     }
     if (pool->output)
-      planes[p].bytesused = n_mem == 1 ? gst_buffer_get_size (target) :
-          mem->size;
+      planes[p].bytesused = mem->size;
   }
   if (n_mem > 1) {
     vb->type = gst_vstream_object_buf_type (pool->obj);
@@ -1271,7 +1268,6 @@ gst_vstream_buffer_pool_new (GstVstreamObject * obj, GstCaps * caps)
   pool->obj = gst_vstream_object_ref (obj);
   pool->output = obj->type == V4L2_BUF_TYPE_VIDEO_OUTPUT;
   pool->caps = gst_caps_ref (caps);
-  pool->frame_size = obj->format.fmt.pix.sizeimage;
   pool->layout = obj->layout;
   pool->count = gst_vstream_object_buffer_count (obj);
   pool->vallocator = gst_vstream_allocator_new (obj);

@@ -89,6 +89,7 @@ call_format (GstVstreamMplaneCall call, int fd, unsigned long request,
   struct v4l2_format mp;
   struct v4l2_pix_format *pix = &f->fmt.pix;
   struct v4l2_pix_format_mplane *m = &mp.fmt.pix_mp;
+  GstVstreamLayout layout;
   guint i;
 
   if (!is_single_planar (f->type))
@@ -106,12 +107,8 @@ call_format (GstVstreamMplaneCall call, int fd, unsigned long request,
   m->num_planes = 1;
   m->plane_fmt[0].bytesperline = pix->bytesperline;
   m->plane_fmt[0].sizeimage = pix->sizeimage;
-  if (call (fd, request, &mp) < 0)
+  if (call (fd, request, &mp) < 0 || !gst_vstream_mplane_layout (m, &layout))
     return -1;
-  if (m->num_planes < 1 || m->num_planes > VIDEO_MAX_PLANES) {
-    errno = EINVAL;
-    return -1;
-  }
   pix->width = m->width;
   pix->height = m->height;
   pix->pixelformat = m->pixelformat;
@@ -119,8 +116,8 @@ call_format (GstVstreamMplaneCall call, int fd, unsigned long request,
   pix->bytesperline = m->plane_fmt[0].bytesperline;
   /* NV12M and kin: the planes end to end (see above) */
   pix->sizeimage = 0;
-  for (i = 0; i < m->num_planes; i++)
-    pix->sizeimage += m->plane_fmt[i].sizeimage;
+  for (i = 0; i < layout.n_mem; i++)
+    pix->sizeimage += layout.size[i];
   pix->colorspace = m->colorspace;
   pix->priv = 0;
   pix->flags = m->flags;
@@ -180,25 +177,14 @@ call_buffer (GstVstreamMplaneCall call, int fd, unsigned long request,
   return ret;
 }
 
-/*
- * The current format's memory planes on a device that only has the
- * multi-planar types, for @type (single-planar spelling).  FALSE, with
- * errno, when G_FMT fails.
- */
+/* The memory planes of multi-planar format @m; FALSE (errno EINVAL) for
+ * a plane count V4L2 cannot have. */
 gboolean
-gst_vstream_mplane_layout (GstVstreamMplaneCall call, int fd, guint32 type,
+gst_vstream_mplane_layout (const struct v4l2_pix_format_mplane *m,
     GstVstreamLayout * layout)
 {
-  struct v4l2_format f = {.type = to_mplane (type) };
-  struct v4l2_pix_format_mplane *m = &f.fmt.pix_mp;
   guint i;
-  int ret;
 
-  do
-    ret = call (fd, VIDIOC_G_FMT, &f);
-  while (ret < 0 && errno == EINTR);
-  if (ret < 0)
-    return FALSE;
   if (m->num_planes < 1 || m->num_planes > VIDEO_MAX_PLANES) {
     errno = EINVAL;
     return FALSE;

@@ -33,8 +33,8 @@ typedef struct
 gboolean gst_vstream_caps_are_mplane (guint32 device_caps, gboolean output);
 int gst_vstream_mplane_ioctl (GstVstreamMplaneCall call, int fd,
     unsigned long request, void *arg);
-gboolean gst_vstream_mplane_layout (GstVstreamMplaneCall call, int fd,
-    guint32 type, GstVstreamLayout * layout);
+gboolean gst_vstream_mplane_layout (const struct v4l2_pix_format_mplane *m,
+    GstVstreamLayout * layout);
 
 G_END_DECLS
 #endif

@@ -890,14 +890,17 @@ static gboolean
 memory_layout (GstVstreamObject * obj, const struct v4l2_pix_format *pix,
     const GstVstreamFormat * f)
 {
+  /* a multi-planar type passes vstreammplane.c untouched */
+  struct v4l2_format mp = {.type = gst_vstream_object_buf_type (obj) };
+
   memset (&obj->layout, 0, sizeof (obj->layout));
   obj->layout.n_mem = 1;
   obj->layout.size[0] = pix->sizeimage;
   obj->layout.stride[0] = pix->bytesperline;
   if (!obj->mplane)
     return TRUE;
-  if (!gst_vstream_mplane_layout (obj->ioctl, obj->fd, obj->type,
-          &obj->layout)) {
+  if (gst_vstream_object_ioctl (obj, VIDIOC_G_FMT, &mp) < 0 ||
+      !gst_vstream_mplane_layout (&mp.fmt.pix_mp, &obj->layout)) {
     GST_ELEMENT_ERROR (obj->element, RESOURCE, SETTINGS,
         ("Device '%s' did not say its format.", obj->device),
         ("VIDIOC_G_FMT: %s", g_strerror (errno)));
