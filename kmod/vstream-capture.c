@@ -75,13 +75,18 @@ static void cap_buf_queue(struct vb2_buffer *vb)
 	struct vstream_node *node = vb2_get_drv_priv(vb->vb2_queue);
 	struct vstream_buffer *buf = to_vstream_buffer(vb);
 
+	vstream_buf_unmap(buf);
 	list_add_tail(&buf->list, &node->active);
 	vstream_pipe_kick(node->pipe);
 }
 
 static int cap_start_streaming(struct vb2_queue *q, unsigned int count)
 {
-	vstream_node_set_streaming(vb2_get_drv_priv(q), true);
+	struct vstream_node *node = vb2_get_drv_priv(q);
+
+	if (node->pipe->out.streaming)
+		vstream_mem_stock(&node->pipe->out.queue);
+	vstream_node_set_streaming(node, true);
 	return 0;
 }
 

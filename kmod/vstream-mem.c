@@ -517,6 +517,36 @@ struct vstream_frame *vstream_buf_spare(struct vstream_buffer *buf)
 	return IS_ERR(f) ? NULL : f;
 }
 
+/*
+ * With pipe->lock: have a spare as big as the MMAP frames of the
+ * producer's queue @q ready, so that the first delivery of a stream
+ * allocates nothing (a new frame is zeroed: milliseconds for 1080p).
+ * Called when the producer or a reader starts streaming; a reader's
+ * buffers may have taken the spares that were there.
+ */
+void vstream_mem_stock(struct vb2_queue *q)
+{
+	struct vstream_node *node = vb2_get_drv_priv(q);
+	struct vstream_pipe *pipe = node->pipe;
+	struct vb2_buffer *vb = vb2_get_buffer(q, 0);
+	struct vstream_frame *f;
+	unsigned long size;
+	bool found = false;
+
+	if (!vb || q->memory != VB2_MEMORY_MMAP || vb2_fileio_is_active(q))
+		return;
+	size = PAGE_ALIGN(vb2_plane_size(vb, 0));
+	spin_lock(&pipe->spare_lock);
+	list_for_each_entry(f, &pipe->spare, list)
+		found |= f->size == size;
+	spin_unlock(&pipe->spare_lock);
+	if (found)
+		return;
+	f = vstream_frame_new(pipe, vb, size);
+	if (!IS_ERR(f))
+		vstream_frame_put(f);	/* to the spares */
+}
+
 /* Deliver @f into @buf without copying; false if @buf cannot take it. */
 bool vstream_buf_share(struct vstream_buffer *buf, struct vstream_frame *f)
 {
@@ -549,6 +579,22 @@ void vstream_buf_renew(struct vstream_buffer *buf, struct vstream_frame *spare)
 	}
 	mutex_unlock(&mem->lock);
 	vstream_frame_put(spare);
+}
+
+/*
+ * A reader's @buf is queued: its owner has let go of what it shows, so
+ * its mappings go now, in the owner's QBUF, and the flip that delivers
+ * the next frame into it finds no TLB entry to flush in the producer's.
+ */
+void vstream_buf_unmap(struct vstream_buffer *buf)
+{
+	struct vstream_mem *mem = vstream_buf_mem(buf);
+
+	if (!vstream_buf_can_share(buf))
+		return;
+	mutex_lock(&mem->lock);
+	vstream_mem_zap(mem);
+	mutex_unlock(&mem->lock);
 }
 
 /* Kernel address to write a frame into @buf: its memory, made private. */

@@ -103,6 +103,7 @@ static int out_start_streaming(struct vb2_queue *q, unsigned int count)
 		    memcmp(&cap->fmt, &node->fmt, sizeof(cap->fmt)))
 			v4l2_event_queue(&cap->vdev, &ev);
 	}
+	vstream_mem_stock(q);
 	vstream_node_set_streaming(node, true);
 	return 0;
 }

@@ -13,12 +13,12 @@
  *
  * Zero copy: a producer frame in an MMAP buffer is delivered to every MMAP
  * reader by pointing the reader's buffer at the same frame
- * (vstream_buf_share()); before the producer's buffer is completed it
- * gets a spare frame (vstream_buf_renew()), so the producer never writes
- * a frame a reader may look at, and never waits for a reader.  A reader
- * with no buffer queued when a frame comes gets a drop.  The kernel
- * writes only frames nobody else shows (vstream_buf_writable()), so a
- * dequeued buffer never changes until its owner queues it again.
+ * (vstream_buf_share()); before any reader gets it, the producer's
+ * buffer gets a spare frame (vstream_buf_renew()), so the producer never
+ * writes a frame a reader may look at, and never waits for a reader.  A
+ * reader with no buffer queued when a frame comes gets a drop.  The
+ * kernel writes only frames nobody else shows (vstream_buf_writable()),
+ * so a dequeued buffer never changes until its owner queues it again.
  */
 
 #include <linux/freezer.h>
@@ -164,15 +164,23 @@ void vstream_pipe_forget_last(struct vstream_pipe *pipe)
 
 /*
  * The producer's frame, to share: only with a spare at hand that its
- * buffer takes before it goes back (vstream_buf_renew()).
+ * buffer takes at once (vstream_buf_renew()).  At once, before any
+ * reader is woken: unmapping flushes the TLB of every CPU that runs the
+ * producer's threads, and a reader woken on another CPU would make that
+ * wait for it too.
  */
-static struct vstream_frame *vstream_share_source(struct vstream_buffer *obuf,
-						  struct vstream_frame **spare)
+static struct vstream_frame *vstream_share_source(struct vstream_buffer *obuf)
 {
+	struct vstream_frame *f, *spare;
+
 	if (!vstream_buf_can_share(obuf))
 		return NULL;
-	*spare = vstream_buf_spare(obuf);
-	return *spare ? vstream_buf_get_frame(obuf) : NULL;
+	spare = vstream_buf_spare(obuf);
+	if (!spare)
+		return NULL;
+	f = vstream_buf_get_frame(obuf);
+	vstream_buf_renew(obuf, spare);
+	return f;
 }
 
 /*
@@ -186,7 +194,7 @@ static enum vb2_buffer_state vstream_deliver_frame(struct vstream_pipe *pipe,
 	struct vb2_buffer *ovb = &obuf->vb.vb2_buf;
 	const void *src = vb2_plane_vaddr(ovb, 0);
 	size_t len = vb2_get_plane_payload(ovb, 0);
-	struct vstream_frame *f = NULL, *spare = NULL;
+	struct vstream_frame *f = NULL;
 	u32 field = obuf->vb.field;
 	u64 ts = ktime_get_ns();
 	bool tried = false;	/* to share: no spare is taken for nothing */
@@ -213,7 +221,7 @@ static enum vb2_buffer_state vstream_deliver_frame(struct vstream_pipe *pipe,
 		same = vstream_same_layout(&out->fmt, &cap->fmt);
 		if (same && !tried && vstream_buf_can_share(buf)) {
 			tried = true;
-			f = vstream_share_source(obuf, &spare);
+			f = vstream_share_source(obuf);
 		}
 		if (!same) {
 			if (!vstream_convert_into(cap, buf, &out->fmt, src, len)) {
@@ -245,15 +253,13 @@ static enum vb2_buffer_state vstream_deliver_frame(struct vstream_pipe *pipe,
 	}
 	if (pipe->keep_last) {
 		if (!tried)
-			f = vstream_share_source(obuf, &spare);
+			f = vstream_share_source(obuf);
 		vstream_keep_last(pipe, obuf, f, len, field);
 	}
 	vstream_frame_put(f);
 
 	/* the producer's timestamp stays: the output queue copies it */
 	vstream_count_frame(out, &obuf->vb);
-	if (spare)
-		vstream_buf_renew(obuf, spare);
 	return VB2_BUF_STATE_DONE;
 }
 

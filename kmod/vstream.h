@@ -254,6 +254,8 @@ struct vstream_frame *vstream_buf_spare(struct vstream_buffer *buf);
 bool vstream_buf_share(struct vstream_buffer *buf, struct vstream_frame *f);
 void vstream_buf_renew(struct vstream_buffer *buf, struct vstream_frame *spare);
 void *vstream_buf_writable(struct vstream_buffer *buf);
+void vstream_buf_unmap(struct vstream_buffer *buf);
+void vstream_mem_stock(struct vb2_queue *q);
 
 /* vstream-pipe.c */
 bool vstream_same_layout(const struct v4l2_pix_format *a, const struct v4l2_pix_format *b);
