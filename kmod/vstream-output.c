@@ -80,6 +80,7 @@ ssize_t vstream_out_write(struct file *file, const char __user *data, size_t cou
 		ret = vb2_write(q, data, count, ppos, file->f_flags & O_NONBLOCK);
 		if (vb2_fileio_is_active(q))
 			q->owner = file->private_data;
+		vstream_pipe_complete(node->pipe);
 	}
 	mutex_unlock(&node->pipe->lock);
 	return ret;
@@ -129,6 +130,16 @@ const struct vb2_ops vstream_out_qops = {
 	.stop_streaming		= out_stop_streaming,
 	VSTREAM_VB2_WAIT_OPS
 };
+
+/* A frame delivered inside QBUF is done once QBUF's answer says "queued". */
+static int out_qbuf(struct file *file, void *priv, struct v4l2_buffer *b)
+{
+	struct vstream_node *node = video_drvdata(file);
+	int ret = vb2_ioctl_qbuf(file, priv, b);
+
+	vstream_pipe_complete(node->pipe);
+	return ret;
+}
 
 /* The producer's delivered buffers are its own again: no thread to wait for. */
 static int out_dqbuf(struct file *file, void *priv, struct v4l2_buffer *b)
@@ -181,7 +192,7 @@ const struct v4l2_ioctl_ops vstream_out_ioctl_ops = {
 	.vidioc_create_bufs		= vb2_ioctl_create_bufs,
 	.vidioc_prepare_buf		= vb2_ioctl_prepare_buf,
 	.vidioc_querybuf		= vb2_ioctl_querybuf,
-	.vidioc_qbuf			= vb2_ioctl_qbuf,
+	.vidioc_qbuf			= out_qbuf,
 	.vidioc_dqbuf			= out_dqbuf,
 	.vidioc_expbuf			= vb2_ioctl_expbuf,
 	.vidioc_streamon		= vb2_ioctl_streamon,

@@ -2,10 +2,9 @@
 /*
  * Delivery: a producer frame at a camera's pace goes to every streaming
  * reader inside the QBUF that queues it; early paced frames and flat-out
- * producers go through the pipe thread.  The thread also completes
- * producer buffers no DQBUF or poll came for and, while no
- * producer feeds a reader, generates that reader's frames (test pattern
- * or the producer's last frame) on its own clock.
+ * producers go through the pipe thread.  While no producer feeds a
+ * reader, the thread generates that reader's frames (test pattern or the
+ * producer's last frame) on its own clock.
  *
  * Sequence numbers: a reader's counter advances for every frame the pipe
  * offers it, so a frame it had no buffer for leaves a gap (a drop).  Idle
@@ -290,9 +289,9 @@ static void vstream_out_advance(struct vstream_node *out, u64 now)
 }
 
 /*
- * The producer's delivered buffers are done: called by the thread, and
- * by the producer's own DQBUF, poll and write, so that a producer flat
- * out does not wait for the thread.  With pipe->lock held.
+ * The producer's delivered buffers are done: called at the end of the
+ * output's QBUF and write(), which delivered them, and by its DQBUF, poll
+ * and the thread for any left.  With pipe->lock held.
  */
 void vstream_pipe_complete(struct vstream_pipe *pipe)
 {
@@ -309,10 +308,10 @@ void vstream_pipe_complete(struct vstream_pipe *pipe)
  * From the output's buf_queue, with pipe->lock held: a due frame of a
  * producer at a camera's pace goes to the readers at once, so a reader
  * waits for one wake-up, its own.  The producer's buffer is completed
- * later (out->delivered): vb2 fills QBUF's answer after buf_queue, which
- * must still say "queued".  The thread is kicked for a producer already
- * asleep in DQBUF or poll.  Frames not due yet, behind others, or from a
- * producer flat out (VSTREAM_INLINE_RATIO) wait in out->active.
+ * once QBUF (or write()) has its answer (out->delivered): vb2 fills that
+ * answer after buf_queue, and it must still say "queued".  Frames not
+ * due yet, behind others, or from a producer flat out
+ * (VSTREAM_INLINE_RATIO) wait in out->active for the thread.
  */
 void vstream_pipe_produce(struct vstream_pipe *pipe, struct vstream_buffer *obuf)
 {
@@ -329,8 +328,8 @@ void vstream_pipe_produce(struct vstream_pipe *pipe, struct vstream_buffer *obuf
 		list_add_tail(&obuf->list, &out->delivered);
 	} else {
 		list_add_tail(&obuf->list, &out->active);
+		vstream_pipe_kick(pipe);
 	}
-	vstream_pipe_kick(pipe);
 }
 
 static void vstream_fill_pattern(struct vstream_node *cap, u8 *vbuf, u32 field)
