@@ -75,7 +75,8 @@ static void cap_buf_queue(struct vb2_buffer *vb)
 	struct vstream_node *node = vb2_get_drv_priv(vb->vb2_queue);
 	struct vstream_buffer *buf = to_vstream_buffer(vb);
 
-	vstream_buf_unmap(buf);
+	if (vstream_pipe_shares_into(node))
+		vstream_buf_unmap(buf);
 	list_add_tail(&buf->list, &node->active);
 	vstream_pipe_kick(node->pipe);
 }

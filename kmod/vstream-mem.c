@@ -13,8 +13,8 @@
  * used to pick the buffer.
  *
  * That gives the pipe thread (vstream-pipe.c) zero copy without lockstep:
- * a producer frame is delivered by pointing every reader's buffer at it,
- * and the producer's buffer then gets a spare frame before it is returned.
+ * the producer's buffer gets a spare frame, and the frame it showed is
+ * delivered by pointing every reader's buffer at it.
  * A reader therefore holds its frames, and only its frames, for as long as
  * it likes; nobody waits for it.  Rules:
  *
@@ -294,7 +294,8 @@ static int vstream_map_pte(pte_t *pte, unsigned long addr, void *data)
 
 	/* a thread that faulted at the same time has mapped it already */
 	if (pte_none(ptep_get(pte))) {
-		set_pte_at(map->vma->vm_mm, addr, pte, pte_mkspecial(pfn_pte(pfn, map->prot)));
+		set_pte_at(map->vma->vm_mm, addr, pte,
+			   pte_mkspecial(pfn_pte(pfn, map->prot)));
 		update_mmu_cache(map->vma, addr, pte);
 	}
 	return 0;
@@ -302,9 +303,12 @@ static int vstream_map_pte(pte_t *pte, unsigned long addr, void *data)
 
 /*
  * Map the whole vma at once: one fault per frame, not one per page.  And
- * in one page table walk, as i915 maps its objects: this runs for every
- * frame a buffer shows, and vmf_insert_pfn_prot() page by page cost a
- * 1080p frame 0.7 ms under emulation, ten times this.
+ * in one page table walk of special PTEs, as i915 maps its VM_PFNMAP
+ * objects: this runs for every frame a buffer shows, and
+ * vmf_insert_pfn_prot() page by page cost a 1080p frame 0.7 ms under
+ * emulation, ten times this.  What vmf_insert_pfn_prot() adds does not
+ * apply to frames: they are RAM (write-back, no PAT lookup needed) and
+ * the prot is the vma's own.
  */
 static vm_fault_t vstream_vm_fault(struct vm_fault *vmf)
 {
@@ -537,14 +541,25 @@ void vstream_mem_stock(struct vb2_queue *q)
 		return;
 	size = PAGE_ALIGN(vb2_plane_size(vb, 0));
 	spin_lock(&pipe->spare_lock);
-	list_for_each_entry(f, &pipe->spare, list)
-		found |= f->size == size;
+	list_for_each_entry(f, &pipe->spare, list) {
+		if (f->size == size) {
+			found = true;
+			break;
+		}
+	}
 	spin_unlock(&pipe->spare_lock);
 	if (found)
 		return;
 	f = vstream_frame_new(pipe, vb, size);
 	if (!IS_ERR(f))
 		vstream_frame_put(f);	/* to the spares */
+}
+
+/* @buf can show @obuf's frame: it is not bigger (vstream_buf_share()). */
+bool vstream_buf_fits(struct vstream_buffer *buf, struct vstream_buffer *obuf)
+{
+	return PAGE_ALIGN(vb2_plane_size(&buf->vb.vb2_buf, 0)) <=
+	       PAGE_ALIGN(vb2_plane_size(&obuf->vb.vb2_buf, 0));
 }
 
 /* Deliver @f into @buf without copying; false if @buf cannot take it. */

@@ -94,6 +94,7 @@ static int out_start_streaming(struct vb2_queue *q, unsigned int count)
 		.type = V4L2_EVENT_SOURCE_CHANGE,
 		.u.src_change.changes = V4L2_EVENT_SRC_CH_RESOLUTION,
 	};
+	bool shared = pipe->keep_last;	/* its frames will be */
 	unsigned int i;
 
 	/* Tell readers whose buffers no longer fit the producer's format. */
@@ -103,8 +104,11 @@ static int out_start_streaming(struct vb2_queue *q, unsigned int count)
 		if (vb2_is_busy(&cap->queue) &&
 		    memcmp(&cap->fmt, &node->fmt, sizeof(cap->fmt)))
 			v4l2_event_queue(&cap->vdev, &ev);
+		shared |= cap->streaming;
 	}
-	vstream_mem_stock(q);
+	/* readers that start later stock one themselves */
+	if (shared)
+		vstream_mem_stock(q);
 	vstream_node_set_streaming(node, true);
 	return 0;
 }

@@ -84,6 +84,20 @@ bool vstream_same_layout(const struct v4l2_pix_format *a, const struct v4l2_pix_
 }
 
 /*
+ * The next frame for @cap will come by sharing the producer's: it streams
+ * the same layout from MMAP buffers.  Only then are @cap's buffers
+ * unmapped when queued (vstream_buf_unmap()); the kernel writes the
+ * others in place.
+ */
+bool vstream_pipe_shares_into(struct vstream_node *cap)
+{
+	struct vstream_node *out = &cap->pipe->out;
+
+	return out->streaming && out->queue.memory == VB2_MEMORY_MMAP &&
+	       !vb2_fileio_is_active(&out->queue) && vstream_same_layout(&out->fmt, &cap->fmt);
+}
+
+/*
  * A reader is fed by the producer when both stream the same format, or
  * one the producer's frames convert to (vstream-convert.c).
  */
@@ -218,7 +232,8 @@ static enum vb2_buffer_state vstream_deliver_frame(struct vstream_pipe *pipe,
 		}
 		n = min_t(size_t, len, vb2_plane_size(&buf->vb.vb2_buf, 0));
 		same = vstream_same_layout(&out->fmt, &cap->fmt);
-		if (same && !tried && vstream_buf_can_share(buf)) {
+		if (same && !tried && vstream_buf_can_share(buf) &&
+		    vstream_buf_fits(buf, obuf)) {
 			tried = true;
 			f = vstream_share_source(obuf);
 		}

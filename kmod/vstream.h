@@ -147,9 +147,9 @@ struct vstream_node {
  * A producer frame reaches the readers inside the QBUF that queues it
  * (or in a round of the pipe thread, which holds @lock for each round),
  * so stream start/stop never race a delivery; a blocking DQBUF drops it
- * while it waits.  The producer's buffer itself is completed later (by
- * the thread or the producer's next DQBUF/poll), never in the middle of
- * its QBUF (the flags QBUF returns stay exact).  Control handlers keep
+ * while it waits.  The producer's buffer itself is completed at the end
+ * of that QBUF (or by the thread), never inside its buf_queue (the flags
+ * QBUF returns stay exact).  Control handlers keep
  * their own lock and are always entered with @lock already held.  Frame
  * memory has its own locks (vstream-mem.c), taken inside @lock and inside
  * page faults.
@@ -255,9 +255,11 @@ bool vstream_buf_share(struct vstream_buffer *buf, struct vstream_frame *f);
 void vstream_buf_renew(struct vstream_buffer *buf, struct vstream_frame *spare);
 void *vstream_buf_writable(struct vstream_buffer *buf);
 void vstream_buf_unmap(struct vstream_buffer *buf);
+bool vstream_buf_fits(struct vstream_buffer *buf, struct vstream_buffer *obuf);
 void vstream_mem_stock(struct vb2_queue *q);
 
 /* vstream-pipe.c */
+bool vstream_pipe_shares_into(struct vstream_node *cap);
 bool vstream_same_layout(const struct v4l2_pix_format *a, const struct v4l2_pix_format *b);
 void vstream_pipe_forget_last(struct vstream_pipe *pipe);
 int vstream_pipe_start_thread(struct vstream_pipe *pipe);
