@@ -78,7 +78,9 @@ static void cap_buf_queue(struct vb2_buffer *vb)
 	if (vstream_pipe_shares_into(node))
 		vstream_buf_unmap(buf);
 	list_add_tail(&buf->list, &node->active);
-	vstream_pipe_kick(node->pipe);
+	/* the producer's next frame fills it; else the thread's idle frames */
+	if (!vstream_fed(node))
+		vstream_pipe_kick(node->pipe);
 }
 
 static int cap_start_streaming(struct vb2_queue *q, unsigned int count)

@@ -101,7 +101,7 @@ bool vstream_pipe_shares_into(struct vstream_node *cap)
  * A reader is fed by the producer when both stream the same format, or
  * one the producer's frames convert to (vstream-convert.c).
  */
-static bool vstream_fed(const struct vstream_node *cap)
+bool vstream_fed(const struct vstream_node *cap)
 {
 	const struct vstream_node *out = &cap->pipe->out;
 

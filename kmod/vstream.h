@@ -260,6 +260,7 @@ void vstream_mem_stock(struct vb2_queue *q);
 
 /* vstream-pipe.c */
 bool vstream_pipe_shares_into(struct vstream_node *cap);
+bool vstream_fed(const struct vstream_node *cap);
 bool vstream_same_layout(const struct v4l2_pix_format *a, const struct v4l2_pix_format *b);
 void vstream_pipe_forget_last(struct vstream_pipe *pipe);
 int vstream_pipe_start_thread(struct vstream_pipe *pipe);
