@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vs-bench: frames per second through a V4L2 output -> capture pipe with
- * raw ioctls, a producer thread and a consumer thread per capture node, as
- * any application would drive vstream or v4l2loopback (give the same node
- * twice).
+ * raw ioctls, a producer and one consumer process per capture node, as
+ * applications drive vstream or v4l2loopback (give the same node twice):
+ * the producer and each reader are separate programs with their own
+ * address spaces (OBS feeding a browser), so a page-table change in one
+ * does not stop the others' CPUs.  -T runs the readers as threads of the
+ * producer's process instead: one program feeding itself.
  *
  *   vs-bench -o OUT -c CAP -f YUYV -s 1920x1080 -m mmap [-t SECS]
  *   vs-bench -o OUT -c CAP0 -c CAP1 ...   fan-out: up to 4 readers
@@ -11,6 +14,7 @@
  *   vs-bench -M -f NV12 -s WxH     one memcpy of a frame, the one-copy cost
  *   -r FPS                         pace the producer like a camera
  *   -C                             check every byte of every frame (torn)
+ *   -T                             readers as threads, not processes
  *
  * The producer writes every byte of each frame (as a real one would): the
  * frame number's low byte everywhere, its number at the start and the end,
@@ -41,7 +45,11 @@
 #include <string.h>
 #include <time.h>
 #include <dirent.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../vm/vs-util.h"
@@ -49,6 +57,7 @@
 #define MAGIC 0x76737472u	/* "vstr" */
 #define MAXCAP 4		/* vstream's readers per pipe */
 #define HDR 16			/* magic, frame number, QBUF time in ns */
+#define MAXLAT (1u << 20)	/* latencies kept per reader */
 
 struct bench;
 
@@ -56,11 +65,12 @@ struct reader {
 	struct bench *bn;
 	struct side s;
 	pthread_t thread;
+	pid_t pid;
 	uint32_t received, gaps, torn, repeats;
 	double t_last;
 	long long fr0, zc0, cp0;	/* its node's sysfs counters at the start */
 	uint32_t *lat;			/* us from the producer's QBUF to DQBUF */
-	size_t nlat, maxlat;
+	size_t nlat;
 };
 
 struct bench {
@@ -99,9 +109,14 @@ static uint64_t now_ns(void)
 static double cpu_self(void)
 {
 	struct rusage ru;
+	double t;
 
+	/* the reader processes count once reaped */
 	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	t = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	    ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	getrusage(RUSAGE_CHILDREN, &ru);
+	return t + ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
 	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
@@ -141,6 +156,19 @@ static void stamp(uint8_t *p, size_t n, uint32_t frame)
 	memcpy(p + n - sizeof(frame), &frame, sizeof(frame));
 }
 
+/*
+ * Memory the producer's process and the readers' share: the bench, its
+ * lock and every reader's latencies (untouched pages cost nothing).
+ */
+static void *shared_alloc(size_t n)
+{
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	CHECK(p != MAP_FAILED, "mmap shared %zu", n);
+	return p;
+}
+
 /* The time the frame leaves the producer, written last. */
 static void stamp_time(uint8_t *p)
 {
@@ -170,12 +198,8 @@ static int body_intact(const uint8_t *p, size_t n, uint32_t frame)
 
 static void add_latency(struct reader *r, uint64_t sent, uint64_t got)
 {
-	if (r->nlat == r->maxlat) {
-		r->maxlat = r->maxlat ? 2 * r->maxlat : 4096;
-		r->lat = realloc(r->lat, r->maxlat * sizeof(*r->lat));
-		CHECK(r->lat, "realloc");
-	}
-	r->lat[r->nlat++] = got > sent ? (got - sent) / 1000 : 0;
+	if (r->nlat < MAXLAT)
+		r->lat[r->nlat++] = got > sent ? (got - sent) / 1000 : 0;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -325,13 +349,11 @@ static int bench_memcpy(uint32_t fourcc, unsigned int w, unsigned int h, double 
 	return 0;
 }
 
-/* Open reader @r once the producer streams, as a camera application joins
- * a running virtual camera, and start its thread. */
-static void reader_start(struct bench *bn, struct reader *r, unsigned int w, unsigned int h)
+/* Open reader @r's node as the producer's format and set its buffers up. */
+static void reader_open(struct bench *bn, struct reader *r, unsigned int w, unsigned int h)
 {
 	struct v4l2_format cfmt = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
 
-	r->bn = bn;
 	r->s.fd = open(r->s.path, O_RDWR);
 	CHECK(r->s.fd >= 0, "open %s", r->s.path);
 	CHECK(xioctl(r->s.fd, VIDIOC_G_FMT, &cfmt) == 0, "G_FMT capture");
@@ -339,7 +361,51 @@ static void reader_start(struct bench *bn, struct reader *r, unsigned int w, uns
 	      cfmt.fmt.pix.width == w && cfmt.fmt.pix.height == h,
 	      "capture format of %s differs from the producer's", r->s.path);
 	setup(&r->s, &cfmt, bn->xcap);
+}
+
+/*
+ * Reader @r as a process of its own, forked before the producer opens or
+ * maps anything (a child would inherit its mappings, and a page-table
+ * change of the producer's would reach the reader's CPU); it opens its
+ * node once the producer streams, as a camera application joins a running
+ * virtual camera.  Dies with the producer's process.
+ */
+static void reader_fork(struct bench *bn, struct reader *r, unsigned int w, unsigned int h)
+{
+	pid_t pid = fork();	/* r is shared: the child must not write r->pid */
+
+	CHECK(pid >= 0, "fork");
+	if (pid) {
+		r->pid = pid;
+		return;
+	}
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	pthread_mutex_lock(&bn->lock);
+	while (!bn->producer_streaming)
+		pthread_cond_wait(&bn->cond, &bn->lock);
+	pthread_mutex_unlock(&bn->lock);
+	reader_open(bn, r, w, h);
+	consumer(r);
+	_exit(0);
+}
+
+/* -T: reader @r as a thread of the producer's process, once it streams */
+static void reader_thread(struct bench *bn, struct reader *r, unsigned int w, unsigned int h)
+{
+	reader_open(bn, r, w, h);
 	pthread_create(&r->thread, NULL, consumer, r);
+}
+
+static void reader_join(struct reader *r, int threads)
+{
+	int st;
+
+	if (threads) {
+		pthread_join(r->thread, NULL);
+		return;
+	}
+	CHECK(waitpid(r->pid, &st, 0) == r->pid, "waitpid");
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "reader of %s failed", r->s.path);
 }
 
 /* Copies per frame @r received, from its node's sysfs; -1 without stats. */
@@ -356,16 +422,13 @@ static double reader_copies(const struct reader *r)
 
 int main(int argc, char **argv)
 {
-	struct bench bn = {
-		.out = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT, .memory = V4L2_MEMORY_MMAP },
-		.secs = 3,
-		.lock = PTHREAD_MUTEX_INITIALIZER,
-		.cond = PTHREAD_COND_INITIALIZER,
-	};
+	struct bench *bn = shared_alloc(sizeof(*bn));
+	pthread_mutexattr_t ma;
+	pthread_condattr_t ca;
 	struct v4l2_streamparm parm = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT };
 	const char *fourcc = "YUYV", *kthread = NULL;
 	unsigned int w = 640, h = 480, i, slow = 0;
-	int opt, do_memcpy = 0, memory = V4L2_MEMORY_MMAP;
+	int opt, do_memcpy = 0, memory = V4L2_MEMORY_MMAP, threads = 0;
 	long long ofr0, ocp0, zc = 0;
 	uint32_t torn = 0, intact = 0, gaps = 0, repeats = 0;
 	uint32_t *lat = NULL;
@@ -374,102 +437,114 @@ int main(int argc, char **argv)
 	pthread_t pt;
 	uint32_t frames;
 
-	while ((opt = getopt(argc, argv, "o:c:f:s:m:x:y:t:k:r:MC")) != -1) {
+	bn->out.type = V4L2_BUF_TYPE_VIDEO_OUTPUT;
+	bn->secs = 3;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+	pthread_mutex_init(&bn->lock, &ma);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
+	pthread_cond_init(&bn->cond, &ca);
+	while ((opt = getopt(argc, argv, "o:c:f:s:m:x:y:t:k:r:MCT")) != -1) {
 		switch (opt) {
-		case 'o': bn.out.path = optarg; break;
+		case 'o': bn->out.path = optarg; break;
 		case 'c':
-			if (bn.ncap == MAXCAP) {
+			if (bn->ncap == MAXCAP) {
 				fprintf(stderr, "usage: at most %d -c\n", MAXCAP);
 				return 2;
 			}
-			bn.cap[bn.ncap++].s.path = optarg;
+			bn->cap[bn->ncap++].s.path = optarg;
 			break;
 		case 'f': fourcc = optarg; break;
 		case 's': sscanf(optarg, "%ux%u", &w, &h); break;
 		case 'm': memory = parse_mem(optarg); break;
-		case 'x': bn.xcap = optarg; break;
-		case 'y': bn.xout = optarg; break;
-		case 't': bn.secs = atof(optarg); break;
+		case 'x': bn->xcap = optarg; break;
+		case 'y': bn->xout = optarg; break;
+		case 't': bn->secs = atof(optarg); break;
 		case 'k': kthread = optarg; break;
-		case 'r': bn.rate = atof(optarg); break;
+		case 'r': bn->rate = atof(optarg); break;
 		case 'M': do_memcpy = 1; break;
-		case 'C': bn.full_check = 1; break;
+		case 'C': bn->full_check = 1; break;
+		case 'T': threads = 1; break;
 		default: return 2;
 		}
 	}
 	CHECK(strlen(fourcc) == 4, "usage: fourcc");
-	bn.fmt.fmt.pix.pixelformat = v4l2_fourcc(fourcc[0], fourcc[1], fourcc[2], fourcc[3]);
+	bn->fmt.fmt.pix.pixelformat = v4l2_fourcc(fourcc[0], fourcc[1], fourcc[2], fourcc[3]);
 	if (do_memcpy)
-		return bench_memcpy(bn.fmt.fmt.pix.pixelformat, w, h, bn.secs);
-	CHECK(bn.out.path, "usage: -o OUTPUT");
+		return bench_memcpy(bn->fmt.fmt.pix.pixelformat, w, h, bn->secs);
+	CHECK(bn->out.path, "usage: -o OUTPUT");
 	/* one exporter's buffers imported by two readers would be written twice */
-	CHECK(bn.ncap <= 1 || memory != V4L2_MEMORY_DMABUF, "usage: DMABUF takes one -c");
-	bn.out.memory = memory;
-	for (i = 0; i < bn.ncap; i++) {
-		bn.cap[i].s.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
-		bn.cap[i].s.memory = memory;
-	}
+	CHECK(bn->ncap <= 1 || memory != V4L2_MEMORY_DMABUF, "usage: DMABUF takes one -c");
+	bn->out.memory = memory;
+	for (i = 0; i < bn->ncap; i++) {
+		struct reader *r = &bn->cap[i];
 
-	bn.out.fd = open(bn.out.path, O_RDWR);
-	CHECK(bn.out.fd >= 0, "open %s", bn.out.path);
-	bn.fmt.type = V4L2_BUF_TYPE_VIDEO_OUTPUT;
-	bn.fmt.fmt.pix.width = w;
-	bn.fmt.fmt.pix.height = h;
-	bn.fmt.fmt.pix.field = V4L2_FIELD_NONE;
-	CHECK(xioctl(bn.out.fd, VIDIOC_S_FMT, &bn.fmt) == 0, "S_FMT output");
-	CHECK(bn.fmt.fmt.pix.width == w && bn.fmt.fmt.pix.height == h,
-	      "output took %ux%u", bn.fmt.fmt.pix.width, bn.fmt.fmt.pix.height);
-	parm.parm.output.timeperframe.numerator = 1;
-	parm.parm.output.timeperframe.denominator = 240;
-	xioctl(bn.out.fd, VIDIOC_S_PARM, &parm);
-	setup(&bn.out, &bn.fmt, bn.xout);
-
-	for (i = 0; i < bn.ncap; i++) {
-		struct reader *r = &bn.cap[i];
-
+		r->bn = bn;
+		r->s.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+		r->s.memory = memory;
+		r->lat = shared_alloc(MAXLAT * sizeof(*r->lat));
+		/* sampled before the readers exist: their own counters */
 		r->fr0 = vs_stat(r->s.path, "frames");
 		r->zc0 = vs_stat(r->s.path, "zerocopy");
 		r->cp0 = vs_stat(r->s.path, "copies");
+		if (!threads)
+			reader_fork(bn, r, w, h);
 	}
+
+	bn->out.fd = open(bn->out.path, O_RDWR);
+	CHECK(bn->out.fd >= 0, "open %s", bn->out.path);
+	bn->fmt.type = V4L2_BUF_TYPE_VIDEO_OUTPUT;
+	bn->fmt.fmt.pix.width = w;
+	bn->fmt.fmt.pix.height = h;
+	bn->fmt.fmt.pix.field = V4L2_FIELD_NONE;
+	CHECK(xioctl(bn->out.fd, VIDIOC_S_FMT, &bn->fmt) == 0, "S_FMT output");
+	CHECK(bn->fmt.fmt.pix.width == w && bn->fmt.fmt.pix.height == h,
+	      "output took %ux%u", bn->fmt.fmt.pix.width, bn->fmt.fmt.pix.height);
+	parm.parm.output.timeperframe.numerator = 1;
+	parm.parm.output.timeperframe.denominator = 240;
+	xioctl(bn->out.fd, VIDIOC_S_PARM, &parm);
+	setup(&bn->out, &bn->fmt, bn->xout);
+
 	/* the output node's counters are the pipe's, over all readers */
-	ofr0 = vs_stat(bn.out.path, "frames");
-	ocp0 = vs_stat(bn.out.path, "copies");
+	ofr0 = vs_stat(bn->out.path, "frames");
+	ocp0 = vs_stat(bn->out.path, "copies");
 	c0 = cpu_self();
 	k0 = cpu_kthread(kthread);
-	pthread_create(&pt, NULL, producer, &bn);
-	if (bn.ncap) {
-		pthread_mutex_lock(&bn.lock);
-		while (!bn.producer_streaming)
-			pthread_cond_wait(&bn.cond, &bn.lock);
-		pthread_mutex_unlock(&bn.lock);
-		for (i = 0; i < bn.ncap; i++)
-			reader_start(&bn, &bn.cap[i], w, h);
-		for (i = 0; i < bn.ncap; i++)
-			pthread_join(bn.cap[i].thread, NULL);
+	pthread_create(&pt, NULL, producer, bn);
+	if (bn->ncap && threads) {
+		pthread_mutex_lock(&bn->lock);
+		while (!bn->producer_streaming)
+			pthread_cond_wait(&bn->cond, &bn->lock);
+		pthread_mutex_unlock(&bn->lock);
+		for (i = 0; i < bn->ncap; i++)
+			reader_thread(bn, &bn->cap[i], w, h);
 	}
+	for (i = 0; i < bn->ncap; i++)
+		reader_join(&bn->cap[i], threads);
 	pthread_join(pt, NULL);
 	cpu = cpu_self() - c0 + cpu_kthread(kthread) - k0;
 
 	/* the pipe is as fast as its slowest reader */
-	for (i = 0; i < bn.ncap; i++) {
-		struct reader *r = &bn.cap[i], *s = &bn.cap[slow];
+	for (i = 0; i < bn->ncap; i++) {
+		struct reader *r = &bn->cap[i], *s = &bn->cap[slow];
 
-		CHECK(r->received > 0 && r->t_last > bn.t_first,
+		CHECK(r->received > 0 && r->t_last > bn->t_first,
 		      "no frames went through to %s", r->s.path);
-		if (r->received / (r->t_last - bn.t_first) <
-		    s->received / (s->t_last - bn.t_first))
+		if (r->received / (r->t_last - bn->t_first) <
+		    s->received / (s->t_last - bn->t_first))
 			slow = i;
 	}
-	if (bn.ncap) {
-		frames = bn.cap[slow].received;
-		t = bn.cap[slow].t_last - bn.t_first;
+	if (bn->ncap) {
+		frames = bn->cap[slow].received;
+		t = bn->cap[slow].t_last - bn->t_first;
 	} else {
-		frames = bn.produced;
-		t = bn.t_end - bn.t_first;
+		frames = bn->produced;
+		t = bn->t_end - bn->t_first;
 	}
 	CHECK(frames > 0 && t > 0, "no frames went through");
-	for (i = 0; i < bn.ncap; i++) {
-		struct reader *r = &bn.cap[i];
+	for (i = 0; i < bn->ncap; i++) {
+		struct reader *r = &bn->cap[i];
 		double c = reader_copies(r);
 
 		if (c < 0 || copies < 0) {
@@ -488,35 +563,35 @@ int main(int argc, char **argv)
 		gaps += r->gaps;
 		repeats += r->repeats;
 	}
-	if (bn.ncap && copies >= 0)
+	if (bn->ncap && copies >= 0)
 		printf("copies=%.2f zerocopy=%lld ", copies, zc);
 	else
 		printf("copies=-1 ");
 	printf("fps=%.1f all_fps=%.1f cpu_us=%.0f torn=%.2f frames=%u produced=%u gaps=%u "
 	       "repeats=%u", frames / t,
-	       (bn.ncap ? frames + bn.cap[slow].torn + bn.cap[slow].repeats : frames) / t,
+	       (bn->ncap ? frames + bn->cap[slow].torn + bn->cap[slow].repeats : frames) / t,
 	       cpu * 1e6 / frames,
 	       intact + torn ? (double)torn / (intact + torn) : 0,
-	       frames, bn.produced, gaps, repeats);
-	printf(" readers=%u", bn.ncap);
+	       frames, bn->produced, gaps, repeats);
+	printf(" readers=%u", bn->ncap);
 	if (nlat) {
 		qsort(lat, nlat, sizeof(*lat), cmp_u32);
 		printf(" lat_p50_us=%u lat_p99_us=%u lat_max_us=%u", lat[nlat / 2],
 		       lat[(nlat * 99) / 100], lat[nlat - 1]);
 	}
-	for (i = 0; i < bn.ncap; i++) {
-		struct reader *r = &bn.cap[i];
+	for (i = 0; i < bn->ncap; i++) {
+		struct reader *r = &bn->cap[i];
 
 		printf(" r%u_fps=%.1f r%u_torn=%.2f r%u_copies=%.2f", i,
-		       r->received / (r->t_last - bn.t_first), i,
+		       r->received / (r->t_last - bn->t_first), i,
 		       r->received + r->torn ? (double)r->torn / (r->received + r->torn) : 0,
 		       i, reader_copies(r));
 	}
-	if (bn.ncap && ofr0 >= 0) {
-		long long fr = vs_stat(bn.out.path, "frames") - ofr0;
+	if (bn->ncap && ofr0 >= 0) {
+		long long fr = vs_stat(bn->out.path, "frames") - ofr0;
 
 		printf(" pipe_copies=%.2f",
-		       fr > 0 ? (double)(vs_stat(bn.out.path, "copies") - ocp0) / fr : 0);
+		       fr > 0 ? (double)(vs_stat(bn->out.path, "copies") - ocp0) / fr : 0);
 	}
 	printf("\n");
 	return 0;
