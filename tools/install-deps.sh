@@ -16,3 +16,7 @@ apt-get install -y --no-install-recommends \
 apt-get install -y --no-install-recommends \
 	ffmpeg chromium firefox-esr python3-opencv \
 	pipewire pipewire-bin wireplumber gstreamer1.0-pipewire udev dbus
+# The debug-kernel lane (tests/vm/debug-kernel): Debian 12's kernel source
+# and what building it takes.
+apt-get install -y --no-install-recommends \
+	linux-source-6.1 flex bison bc libelf-dev libssl-dev xz-utils

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The vm suite, run inside the guest by tests/vm/vm-run: loads the freshly
 # built vstream.ko and runs every device test, printing TAP so meson
-# reports each one.  Usage: suite.sh BUILDDIR SRCDIR [full|quick|compliance]
+# reports each one.  Usage: suite.sh BUILDDIR SRCDIR [full|quick|compliance|core]
 B=$(readlink -f "$1")
 S=$(readlink -f "$2")
 MODE=${3:-full}
@@ -46,26 +46,32 @@ compliance_f() {
 }
 
 rt() { run "runtime: $1" sh $S/tests/vm/runtime.sh $B $S $2; }
+# unless_core: every step but in core mode, which keeps the pipes' lifetimes
+# (delete while streaming, while open, re-add, racing adds) and drops
+# GStreamer, attribute checks and the 200-cycle loop
+unless_core() { [ "$MODE" = core ] || "$@"; }
 # runtime_pipes: pipes made, streamed and removed through configfs and
 # vstream-ctl (tests/vm/runtime.sh); vstream must be unloaded before
 runtime_pipes() {
 	rt "insmod vstream.ko pipes=0, configfs empty" load
 	rt "vstream-ctl add: 3 pipes, own readers, limit, label, fixed format" add3
-	rt "stream through each, bit-exact, 0 copies" stream3
+	unless_core rt "stream through each, bit-exact, 0 copies" stream3
 	rt "delete one while another streams: it goes on" del-other
 	rt "delete an open, streaming pipe: ENODEV, clients end" del-open
 	rt "re-add with the same names, stream" readd
-	rt "GStreamer by name: vstream://fix feeds and reads, orange arrives" uri
-	rt "200 enable/disable cycles, 20 rmdir while enabled" cycles
+	unless_core rt "GStreamer by name: vstream://fix feeds and reads, orange arrives" uri
+	unless_core rt "200 enable/disable cycles, 20 rmdir while enabled" cycles
 	rt "4 processes add and delete at once; one wins a shared name" concurrent
-	rt "hostile attributes and names: EINVAL/EBUSY, nothing made" hostile
-	rt "vstream-ctl add --mplane: _MPLANE nodes, orange relayed, 0 copies" mplane
-	run "v4l2-compliance -s5 runtime multi-planar mp-output" compliance $(node mp-output) -s5
-	run "v4l2-compliance -s5 runtime multi-planar mp-capture" compliance $(node mp-capture) -s5
-	run "v4l2-compliance -s5 runtime meet-output" compliance $(node meet-output) -s5
-	run "v4l2-compliance -s5 runtime meet-capture-1" compliance $(node meet-capture-1) -s5
-	run "v4l2-compliance -s5 -f runtime fixed-format fix-capture" compliance $(node fix-capture) -s5 -f
-	run "v4l2-compliance -s5 -f runtime fixed-format fix-output" compliance $(node fix-output) -s5 -f
+	if [ "$MODE" != core ]; then
+		rt "hostile attributes and names: EINVAL/EBUSY, nothing made" hostile
+		rt "vstream-ctl add --mplane: _MPLANE nodes, orange relayed, 0 copies" mplane
+		run "v4l2-compliance -s5 runtime multi-planar mp-output" compliance $(node mp-output) -s5
+		run "v4l2-compliance -s5 runtime multi-planar mp-capture" compliance $(node mp-capture) -s5
+		run "v4l2-compliance -s5 runtime meet-output" compliance $(node meet-output) -s5
+		run "v4l2-compliance -s5 runtime meet-capture-1" compliance $(node meet-capture-1) -s5
+		run "v4l2-compliance -s5 -f runtime fixed-format fix-capture" compliance $(node fix-capture) -s5 -f
+		run "v4l2-compliance -s5 -f runtime fixed-format fix-output" compliance $(node fix-output) -s5 -f
+	fi
 	rt "rmmod refused while pipes are configured; goes after del" rmmod
 }
 
@@ -106,7 +112,10 @@ OUT0=$(node vstream-0-output); CAP00=$(node vstream-0-capture-0); CAP01=$(node v
 OUT1=$(node vstream-1-output); CAP10=$(node vstream-1-capture-0); CAP11=$(node vstream-1-capture-1)
 echo "# nodes: $OUT0 $CAP00 $CAP01 / $OUT1 $CAP10 $CAP11"
 
-for d in $OUT0 $CAP00 $CAP01 $OUT1 $CAP10 $CAP11; do
+nodes="$OUT0 $CAP00 $CAP01 $OUT1 $CAP10 $CAP11"
+# core: one producer and one reader; the other four run the same code
+[ "$MODE" = core ] && nodes="$OUT0 $CAP00"
+for d in $nodes; do
 	case $d in
 	$OUT0) x=$CAP00 ;; $OUT1) x=$CAP10 ;; $CAP00) x=$CAP01 ;; *) x=$CAP00 ;;
 	esac
@@ -195,6 +204,28 @@ run "Frames Without Producer = Last Frame: the stopped producer's frame, bit-exa
 	last_frame 1 same
 run "Frames Without Producer = Test Pattern: not the producer's frame" last_frame 0 none
 v4l2-ctl -d $CAP11 --set-ctrl frames_without_producer=0
+
+# Fan-out: four MMAP readers of one 1080p producer, bit-exact, no copy;
+# then an open node pins the module and the last close lets it go.
+fanout_and_unload() {
+	run "rmmod vstream for fan-out" rmmod vstream
+	run "insmod vstream.ko readers=4" load pipes=1 readers=4 max_width=1920 max_height=1088
+	run "fan-out: 4 MMAP readers of 1080p, every byte, 0 copies" $IB -o $(node vstream-0-output) \
+		-c $(node vstream-0-capture-0) -c $(node vstream-0-capture-1) \
+		-c $(node vstream-0-capture-2) -c $(node vstream-0-capture-3) -g fanout -s 1920x1080
+	exec 3<>$(node vstream-0-output)
+	run "rmmod refused while a node is open" sh -c '! rmmod vstream'
+	exec 3>&-
+	run "rmmod vstream after all closed" rmmod vstream
+}
+
+# core mode (the debug-kernel lane in CI, docs/testing.md): what moves,
+# shares and frees memory, without GStreamer, vivid or the clients
+if [ "$MODE" = core ]; then
+	fanout_and_unload
+	runtime_pipes
+	finish
+fi
 
 # GStreamer elements, stock elements and vivid (tests/vm/gst-pipe)
 modprobe -d "$K" vivid n_devs=1 node_types=0x1 >/dev/null 2>&1
@@ -518,17 +549,7 @@ run "multi-planar vivid: vstreamsrc mmap/userptr/dmabuf, every byte v4l2-ctl's" 
 run "memory per plane (YUV444M): vstreamsrc mmap/userptr/dmabuf, every byte" per_plane_vivid
 run "memory per plane: vstreamsink mmap/userptr/copy/dmabuf-import, looped back bit-exact" per_plane_sink_vivid
 rmmod vivid
-# Fan-out: four MMAP readers of one 1080p producer, bit-exact, no copy.
-run "rmmod vstream for fan-out" rmmod vstream
-run "insmod vstream.ko readers=4" load pipes=1 readers=4 max_width=1920 max_height=1088
-run "fan-out: 4 MMAP readers of 1080p, every byte, 0 copies" $IB -o $(node vstream-0-output) \
-	-c $(node vstream-0-capture-0) -c $(node vstream-0-capture-1) \
-	-c $(node vstream-0-capture-2) -c $(node vstream-0-capture-3) -g fanout -s 1920x1080
-# An open node pins the module; the last close lets it go.
-exec 3<>$(node vstream-0-output)
-run "rmmod refused while a node is open" sh -c '! rmmod vstream'
-exec 3>&-
-run "rmmod vstream after all closed" rmmod vstream
+fanout_and_unload
 runtime_pipes
 # Installed like a driver: modprobe from nothing loaded, named by udev.
 run "install: modprobe vstream loads its deps, udev names its nodes" \
