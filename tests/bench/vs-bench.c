@@ -198,6 +198,7 @@ static int body_intact(const uint8_t *p, size_t n, uint32_t frame)
 
 static void add_latency(struct reader *r, uint64_t sent, uint64_t got)
 {
+	/* past MAXLAT (-t of an hour at 300 fps) the percentiles cover the first */
 	if (r->nlat < MAXLAT)
 		r->lat[r->nlat++] = got > sent ? (got - sent) / 1000 : 0;
 }
@@ -372,7 +373,7 @@ static void reader_open(struct bench *bn, struct reader *r, unsigned int w, unsi
  */
 static void reader_fork(struct bench *bn, struct reader *r, unsigned int w, unsigned int h)
 {
-	pid_t pid = fork();	/* r is shared: the child must not write r->pid */
+	pid_t parent = getpid(), pid = fork();	/* r is shared: only the parent writes r->pid */
 
 	CHECK(pid >= 0, "fork");
 	if (pid) {
@@ -380,6 +381,8 @@ static void reader_fork(struct bench *bn, struct reader *r, unsigned int w, unsi
 		return;
 	}
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)	/* it died before prctl() */
+		_exit(1);
 	pthread_mutex_lock(&bn->lock);
 	while (!bn->producer_streaming)
 		pthread_cond_wait(&bn->cond, &bn->lock);
@@ -396,16 +399,30 @@ static void reader_thread(struct bench *bn, struct reader *r, unsigned int w, un
 	pthread_create(&r->thread, NULL, consumer, r);
 }
 
-static void reader_join(struct reader *r, int threads)
+/*
+ * Wait for every reader.  Processes are reaped in the order they end, so
+ * one that fails (before it streams, the producer would wait for it
+ * forever) ends the run at once: the others die with this process.
+ */
+static void readers_join(struct bench *bn, int threads)
 {
-	int st;
+	unsigned int i, j;
 
-	if (threads) {
-		pthread_join(r->thread, NULL);
-		return;
+	for (i = 0; i < bn->ncap; i++) {
+		int st;
+		pid_t pid;
+
+		if (threads) {
+			pthread_join(bn->cap[i].thread, NULL);
+			continue;
+		}
+		pid = waitpid(-1, &st, 0);
+		CHECK(pid > 0, "waitpid");
+		for (j = 0; j < bn->ncap && bn->cap[j].pid != pid; j++)
+			;
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "reader of %s failed",
+		      j < bn->ncap ? bn->cap[j].s.path : "?");
 	}
-	CHECK(waitpid(r->pid, &st, 0) == r->pid, "waitpid");
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "reader of %s failed", r->s.path);
 }
 
 /* Copies per frame @r received, from its node's sysfs; -1 without stats. */
@@ -520,8 +537,7 @@ int main(int argc, char **argv)
 		for (i = 0; i < bn->ncap; i++)
 			reader_thread(bn, &bn->cap[i], w, h);
 	}
-	for (i = 0; i < bn->ncap; i++)
-		reader_join(&bn->cap[i], threads);
+	readers_join(bn, threads);
 	pthread_join(pt, NULL);
 	cpu = cpu_self() - c0 + cpu_kthread(kthread) - k0;
 
