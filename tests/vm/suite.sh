@@ -48,7 +48,8 @@ compliance_f() {
 rt() { run "runtime: $1" sh $S/tests/vm/runtime.sh $B $S $2; }
 # unless_core: every step but in core mode, which keeps the pipes' lifetimes
 # (delete while streaming, while open, re-add, racing adds) and drops
-# GStreamer, attribute checks and the 200-cycle loop
+# stream-through-each, GStreamer, the 200-cycle loop, attribute checks,
+# multi-planar and compliance
 unless_core() { [ "$MODE" = core ] || "$@"; }
 # runtime_pipes: pipes made, streamed and removed through configfs and
 # vstream-ctl (tests/vm/runtime.sh); vstream must be unloaded before
