@@ -106,18 +106,19 @@ static uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static double cpu_self(void)
+static double cpu_of(int who)
 {
 	struct rusage ru;
-	double t;
 
-	/* the reader processes count once reaped */
-	getrusage(RUSAGE_SELF, &ru);
-	t = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-	    ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-	getrusage(RUSAGE_CHILDREN, &ru);
-	return t + ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	getrusage(who, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
 	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+/* this process, and the reader processes once reaped */
+static double cpu_self(void)
+{
+	return cpu_of(RUSAGE_SELF) + cpu_of(RUSAGE_CHILDREN);
 }
 
 /* CPU seconds of the kernel thread named @comm (the pipe's), 0 if none. */
@@ -350,6 +351,15 @@ static int bench_memcpy(uint32_t fourcc, unsigned int w, unsigned int h, double 
 	return 0;
 }
 
+/* Readers join a running virtual camera: wait until the producer streams. */
+static void wait_producer_streaming(struct bench *bn)
+{
+	pthread_mutex_lock(&bn->lock);
+	while (!bn->producer_streaming)
+		pthread_cond_wait(&bn->cond, &bn->lock);
+	pthread_mutex_unlock(&bn->lock);
+}
+
 /* Open reader @r's node as the producer's format and set its buffers up. */
 static void reader_open(struct bench *bn, struct reader *r, unsigned int w, unsigned int h)
 {
@@ -383,10 +393,7 @@ static void reader_fork(struct bench *bn, struct reader *r, unsigned int w, unsi
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)	/* it died before prctl() */
 		_exit(1);
-	pthread_mutex_lock(&bn->lock);
-	while (!bn->producer_streaming)
-		pthread_cond_wait(&bn->cond, &bn->lock);
-	pthread_mutex_unlock(&bn->lock);
+	wait_producer_streaming(bn);
 	reader_open(bn, r, w, h);
 	consumer(r);
 	_exit(0);
@@ -530,10 +537,7 @@ int main(int argc, char **argv)
 	k0 = cpu_kthread(kthread);
 	pthread_create(&pt, NULL, producer, bn);
 	if (bn->ncap && threads) {
-		pthread_mutex_lock(&bn->lock);
-		while (!bn->producer_streaming)
-			pthread_cond_wait(&bn->cond, &bn->lock);
-		pthread_mutex_unlock(&bn->lock);
+		wait_producer_streaming(bn);
 		for (i = 0; i < bn->ncap; i++)
 			reader_thread(bn, &bn->cap[i], w, h);
 	}
