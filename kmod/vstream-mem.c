@@ -153,14 +153,14 @@ static struct vstream_frame *vstream_frame_new(struct vstream_pipe *pipe,
 
 	spin_lock(&pipe->spare_lock);
 	list_for_each_entry_safe(f, tmp, &pipe->spare, list) {
+		if (f->size == size && found)
+			continue;	/* stays a spare */
 		list_del(&f->list);
 		pipe->nspare--;
-		if (f->size == size && !found) {
+		if (f->size == size)
 			found = f;
-			continue;
-		}
-		/* spares of another size belong to a format that is gone */
-		list_add(&f->list, &stale);
+		else	/* of another size: of a format that is gone */
+			list_add(&f->list, &stale);
 	}
 	spin_unlock(&pipe->spare_lock);
 	list_for_each_entry_safe(f, tmp, &stale, list)
