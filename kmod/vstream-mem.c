@@ -77,6 +77,7 @@ struct vstream_mem {
 	unsigned long size;
 	int id;
 	bool pinned;
+	bool mapped;			/* PTEs may exist: faulted since the last zap */
 	struct address_space *mappings[VSTREAM_MEM_MAPPINGS];
 };
 
@@ -230,11 +231,19 @@ static void vstream_mem_unref(struct vstream_mem *mem)
 	kref_put(&mem->ref, vstream_mem_release);
 }
 
-/* Make every user mapping of @mem fault again.  Called with mem->lock. */
+/*
+ * Make every user mapping of @mem fault again.  Called with mem->lock.
+ * Only vstream_vm_fault() makes PTEs (fork and mremap copy or move those),
+ * so with none made since the last zap there is nothing to walk: a
+ * reader's buffer, unmapped at its QBUF, takes a frame for free.
+ */
 static void vstream_mem_zap(struct vstream_mem *mem)
 {
 	unsigned int i;
 
+	if (!mem->mapped)
+		return;
+	mem->mapped = false;
 	for (i = 0; i < VSTREAM_MEM_MAPPINGS && mem->mappings[i]; i++)
 		unmap_mapping_range(mem->mappings[i],
 				    (loff_t)vstream_mem_pgoff(mem) << PAGE_SHIFT,
@@ -331,6 +340,7 @@ static vm_fault_t vstream_vm_fault(struct vm_fault *vmf)
 			flags &= ~VM_WRITE;
 		map.pfn = mem->frame->pfn + (start >> PAGE_SHIFT);
 		map.prot = vm_get_page_prot(flags);
+		mem->mapped = true;
 		err = apply_to_page_range(vma->vm_mm, vma->vm_start,
 					  vma->vm_end - vma->vm_start, vstream_map_pte, &map);
 	}
