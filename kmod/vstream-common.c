@@ -589,27 +589,13 @@ int vstream_queue_init(struct vstream_node *node)
 	return vb2_queue_init(q);
 }
 
-/* A producer polling for its buffers gets the delivered ones at once. */
-static __poll_t vstream_fop_poll(struct file *file, poll_table *wait)
-{
-	struct vstream_node *node = video_drvdata(file);
-
-	if (node->output) {
-		if (mutex_lock_interruptible(&node->pipe->lock))
-			return EPOLLERR;
-		vstream_pipe_complete(node->pipe);
-		mutex_unlock(&node->pipe->lock);
-	}
-	return vb2_fop_poll(file, wait);
-}
-
 const struct v4l2_file_operations vstream_fops = {
 	.owner		= THIS_MODULE,
 	.open		= v4l2_fh_open,
 	.release	= vb2_fop_release,
 	.read		= vb2_fop_read,
 	.write		= vstream_out_write,
-	.poll		= vstream_fop_poll,
+	.poll		= vb2_fop_poll,
 	.unlocked_ioctl	= video_ioctl2,
 	.mmap		= vb2_fop_mmap,
 };

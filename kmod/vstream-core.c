@@ -115,7 +115,6 @@ static int vstream_node_init(struct vstream_pipe *pipe, struct vstream_node *nod
 	node->output = output;
 	node->reader = reader;
 	INIT_LIST_HEAD(&node->active);
-	INIT_LIST_HEAD(&node->delivered);
 
 	node->vfmt = pipe->cfg.fixed ?: vstream_format_by_index(0);
 	node->fmt.width = pipe->cfg.fixed ? pipe->cfg.fixed_width : 640;
@@ -282,6 +281,7 @@ struct vstream_pipe *vstream_pipe_create(const struct vstream_pipe_config *cfg)
 	pipe->readers = cfg->readers;
 	mutex_init(&pipe->lock);
 	init_waitqueue_head(&pipe->wait);
+	INIT_LIST_HEAD(&pipe->done);
 	spin_lock_init(&pipe->spare_lock);
 	INIT_LIST_HEAD(&pipe->spare);
 	strscpy(pipe->v4l2_dev.name, pipe->cfg.name, sizeof(pipe->v4l2_dev.name));

@@ -75,7 +75,6 @@ ssize_t vstream_out_write(struct file *file, const char __user *data, size_t cou
 	if (mutex_lock_interruptible(&node->pipe->lock))
 		return -ERESTARTSYS;
 	if (!vb2_queue_is_busy(q, file)) {
-		vstream_pipe_complete(node->pipe);
 		node->write_len = count;
 		ret = vb2_write(q, data, count, ppos, file->f_flags & O_NONBLOCK);
 		if (vb2_fileio_is_active(q))
@@ -118,8 +117,6 @@ static void out_stop_streaming(struct vb2_queue *q)
 	struct vstream_node *node = vb2_get_drv_priv(q);
 
 	vstream_node_set_streaming(node, false);
-	/* delivered ones too: vb2 wants them all back, the thread is not asked */
-	list_splice_tail_init(&node->delivered, &node->active);
 	vstream_return_buffers(node, VB2_BUF_STATE_ERROR);
 	/* an idle pipe keeps no spare frames */
 	vstream_mem_drain(node->pipe);
@@ -135,7 +132,7 @@ const struct vb2_ops vstream_out_qops = {
 	VSTREAM_VB2_WAIT_OPS
 };
 
-/* A frame delivered inside QBUF is done once QBUF's answer says "queued". */
+/* The buffers QBUF settled are done once its answer says "queued". */
 static int out_qbuf(struct file *file, void *priv, struct v4l2_buffer *b)
 {
 	struct vstream_node *node = video_drvdata(file);
@@ -143,15 +140,6 @@ static int out_qbuf(struct file *file, void *priv, struct v4l2_buffer *b)
 
 	vstream_pipe_complete(node->pipe);
 	return ret;
-}
-
-/* The producer's delivered buffers are its own again: no thread to wait for. */
-static int out_dqbuf(struct file *file, void *priv, struct v4l2_buffer *b)
-{
-	struct vstream_node *node = video_drvdata(file);
-
-	vstream_pipe_complete(node->pipe);
-	return vb2_ioctl_dqbuf(file, priv, b);
 }
 
 static int out_enum_output(struct file *file, void *priv, struct v4l2_output *o)
@@ -197,7 +185,7 @@ const struct v4l2_ioctl_ops vstream_out_ioctl_ops = {
 	.vidioc_prepare_buf		= vb2_ioctl_prepare_buf,
 	.vidioc_querybuf		= vb2_ioctl_querybuf,
 	.vidioc_qbuf			= out_qbuf,
-	.vidioc_dqbuf			= out_dqbuf,
+	.vidioc_dqbuf			= vb2_ioctl_dqbuf,
 	.vidioc_expbuf			= vb2_ioctl_expbuf,
 	.vidioc_streamon		= vb2_ioctl_streamon,
 	.vidioc_streamoff		= vb2_ioctl_streamoff,

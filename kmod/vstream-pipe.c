@@ -12,12 +12,13 @@
  *
  * Zero copy: a producer frame in an MMAP buffer is delivered to every MMAP
  * reader by pointing the reader's buffer at the same frame
- * (vstream_buf_share()); before any reader gets it, the producer's
- * buffer gets a spare frame (vstream_buf_renew()), so the producer never
- * writes a frame a reader may look at, and never waits for a reader.  A
- * reader with no buffer queued when a frame comes gets a drop.  The
- * kernel writes only frames nobody else shows (vstream_buf_writable()),
- * so a dequeued buffer never changes until its owner queues it again.
+ * (vstream_buf_share()); before the producer or any reader can dequeue
+ * it, the producer's buffer gets a spare frame (vstream_buf_renew()), so
+ * the producer never writes a frame a reader may look at, and never
+ * waits for a reader.  A reader with no buffer queued when a frame comes
+ * gets a drop.  The kernel writes only frames nobody else shows
+ * (vstream_buf_writable()), so a dequeued buffer never changes until its
+ * owner queues it again.
  */
 
 #include <linux/freezer.h>
@@ -136,6 +137,14 @@ static void vstream_count_frame(struct vstream_node *node, struct vb2_v4l2_buffe
 	node->frames++;
 }
 
+/* @buf is done, as @state says, at the end of this locked section. */
+static void vstream_settle(struct vstream_pipe *pipe, struct vstream_buffer *buf,
+			   enum vb2_buffer_state state)
+{
+	buf->state = state;
+	list_add_tail(&buf->list, &pipe->done);
+}
+
 static void vstream_finish(struct vstream_node *node, struct vstream_buffer *buf,
 			   u32 field, u64 ts)
 {
@@ -144,7 +153,7 @@ static void vstream_finish(struct vstream_node *node, struct vstream_buffer *buf
 	vb->field = field;
 	vstream_count_frame(node, vb);
 	vb->vb2_buf.timestamp = ts;
-	vb2_buffer_done(&vb->vb2_buf, VB2_BUF_STATE_DONE);
+	vstream_settle(node->pipe, buf, VB2_BUF_STATE_DONE);
 }
 
 /*
@@ -177,23 +186,14 @@ void vstream_pipe_forget_last(struct vstream_pipe *pipe)
 
 /*
  * The producer's frame, to share: only with a spare at hand that its
- * buffer takes at once (vstream_buf_renew()).  At once, before any
- * reader is woken: unmapping flushes the TLB of every CPU that runs the
- * producer's threads, and a reader woken on another CPU would make that
- * wait for it too.
+ * buffer takes before it completes (obuf->spare, vstream_pipe_complete()).
  */
 static struct vstream_frame *vstream_share_source(struct vstream_buffer *obuf)
 {
-	struct vstream_frame *f, *spare;
-
 	if (!vstream_buf_can_share(obuf))
 		return NULL;
-	spare = vstream_buf_spare(obuf);
-	if (!spare)
-		return NULL;
-	f = vstream_buf_get_frame(obuf);
-	vstream_buf_renew(obuf, spare);
-	return f;
+	obuf->spare = vstream_buf_spare(obuf);
+	return obuf->spare ? vstream_buf_get_frame(obuf) : NULL;
 }
 
 /*
@@ -239,7 +239,7 @@ static enum vb2_buffer_state vstream_deliver_frame(struct vstream_pipe *pipe,
 		}
 		if (!same) {
 			if (!vstream_convert_into(cap, buf, &out->fmt, src, len)) {
-				vb2_buffer_done(&buf->vb.vb2_buf, VB2_BUF_STATE_ERROR);
+				vstream_settle(pipe, buf, VB2_BUF_STATE_ERROR);
 				continue;
 			}
 			cap->copies++;
@@ -252,7 +252,7 @@ static enum vb2_buffer_state vstream_deliver_frame(struct vstream_pipe *pipe,
 			void *dst = vstream_buf_writable(buf);
 
 			if (!dst) {
-				vb2_buffer_done(&buf->vb.vb2_buf, VB2_BUF_STATE_ERROR);
+				vstream_settle(pipe, buf, VB2_BUF_STATE_ERROR);
 				continue;
 			}
 			memcpy(dst, src, n);
@@ -277,16 +277,13 @@ static enum vb2_buffer_state vstream_deliver_frame(struct vstream_pipe *pipe,
 	return VB2_BUF_STATE_DONE;
 }
 
-/* vstream_deliver_frame(), its cost kept in out->deliver_ns */
-static enum vb2_buffer_state vstream_deliver(struct vstream_pipe *pipe,
-					     struct vstream_buffer *obuf)
+/* vstream_deliver_frame() of a settled @obuf, its cost noted */
+static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *obuf)
 {
-	struct vstream_node *out = &pipe->out;
 	u64 t0 = ktime_get_ns();
-	enum vb2_buffer_state state = vstream_deliver_frame(pipe, obuf);
 
-	out->deliver_ns = (3 * out->deliver_ns + ktime_get_ns() - t0) / 4;
-	return state;
+	vstream_settle(pipe, obuf, vstream_deliver_frame(pipe, obuf));
+	obuf->cost_ns = ktime_get_ns() - t0;
 }
 
 /* A producer frame is due now: not paced, or its time has come. */
@@ -304,29 +301,50 @@ static void vstream_out_advance(struct vstream_node *out, u64 now)
 }
 
 /*
- * The producer's delivered buffers are done: called at the end of the
- * output's QBUF and write(), which delivered them, and by its DQBUF, poll
- * and the thread for any left.  With pipe->lock held.
+ * The settled buffers are done, and their owners woken: at the end of the
+ * output's QBUF and write() and of each round of the thread, just before
+ * pipe->lock is released (see struct vstream_pipe).  The readers' first:
+ * a shared producer buffer's flip to its spare (an unmap, which grows
+ * with the frame) then overlaps their wake-up.  It still comes before
+ * the producer can dequeue that buffer and before any reader can dequeue
+ * the frame, as both take pipe->lock.
  */
 void vstream_pipe_complete(struct vstream_pipe *pipe)
 {
-	struct vstream_buffer *obuf, *tmp;
+	struct vstream_node *out = &pipe->out;
+	struct vstream_buffer *buf, *tmp;
+	LIST_HEAD(produced);
+	u64 t0;
 
 	lockdep_assert_held(&pipe->lock);
-	list_for_each_entry_safe(obuf, tmp, &pipe->out.delivered, list) {
-		list_del(&obuf->list);
-		vb2_buffer_done(&obuf->vb.vb2_buf, obuf->state);
+	list_for_each_entry_safe(buf, tmp, &pipe->done, list) {
+		if (V4L2_TYPE_IS_OUTPUT(buf->vb.vb2_buf.type)) {
+			list_move_tail(&buf->list, &produced);
+			continue;
+		}
+		list_del(&buf->list);
+		vb2_buffer_done(&buf->vb.vb2_buf, buf->state);
+	}
+	list_for_each_entry_safe(buf, tmp, &produced, list) {
+		list_del(&buf->list);
+		t0 = ktime_get_ns();
+		if (buf->spare)
+			vstream_buf_renew(buf, buf->spare);
+		buf->spare = NULL;
+		/* a delivery's cost includes its flip (VSTREAM_INLINE_RATIO) */
+		out->deliver_ns = (3 * out->deliver_ns + buf->cost_ns + ktime_get_ns() - t0) / 4;
+		vb2_buffer_done(&buf->vb.vb2_buf, buf->state);
 	}
 }
 
 /*
  * From the output's buf_queue, with pipe->lock held: a due frame of a
  * producer at a camera's pace goes to the readers at once, so a reader
- * waits for one wake-up, its own.  The producer's buffer is completed
- * once QBUF (or write()) has its answer (out->delivered): vb2 fills that
- * answer after buf_queue, and it must still say "queued".  Frames not
- * due yet, behind others, or from a producer flat out
- * (VSTREAM_INLINE_RATIO) wait in out->active for the thread.
+ * waits for one wake-up, its own.  Every buffer it settles completes
+ * once QBUF (or write()) has its answer: vb2 fills that answer after
+ * buf_queue, and it must still say "queued".  Frames not due yet, behind
+ * others, or from a producer flat out (VSTREAM_INLINE_RATIO) wait in
+ * out->active for the thread.
  */
 void vstream_pipe_produce(struct vstream_pipe *pipe, struct vstream_buffer *obuf)
 {
@@ -338,9 +356,8 @@ void vstream_pipe_produce(struct vstream_pipe *pipe, struct vstream_buffer *obuf
 	out->qbuf_ns = now;
 	if (out->streaming && list_empty(&out->active) && vstream_out_due(out, now) &&
 	    gap >= VSTREAM_INLINE_RATIO * out->deliver_ns) {
-		obuf->state = vstream_deliver(pipe, obuf);
+		vstream_deliver(pipe, obuf);
 		vstream_out_advance(out, now);
-		list_add_tail(&obuf->list, &out->delivered);
 	} else {
 		list_add_tail(&obuf->list, &out->active);
 		vstream_pipe_kick(pipe);
@@ -388,7 +405,7 @@ static void vstream_idle_frame(struct vstream_pipe *pipe, struct vstream_node *c
 	if (!last || !vstream_buf_share(buf, pipe->last)) {
 		vbuf = vstream_buf_writable(buf);
 		if (!vbuf) {
-			vb2_buffer_done(vb, VB2_BUF_STATE_ERROR);
+			vstream_settle(pipe, buf, VB2_BUF_STATE_ERROR);
 			return;
 		}
 	}
@@ -411,7 +428,7 @@ static void vstream_idle_frame(struct vstream_pipe *pipe, struct vstream_node *c
 		vb2_set_plane_payload(vb, 0, cap->fmt.sizeimage);
 	}
 	if (!vb2_get_plane_payload(vb, 0)) {
-		vb2_buffer_done(vb, VB2_BUF_STATE_ERROR);
+		vstream_settle(pipe, buf, VB2_BUF_STATE_ERROR);
 		return;
 	}
 	vstream_finish(cap, buf, field, ktime_get_ns());
@@ -426,14 +443,13 @@ static u64 vstream_pipe_round(struct vstream_pipe *pipe)
 	struct vstream_buffer *obuf;
 	unsigned int i;
 
-	vstream_pipe_complete(pipe);
 	while (out->streaming && vstream_peek(out, false)) {
 		if (!vstream_out_due(out, now)) {
 			next = min(next, out->next_ns);
 			break;
 		}
 		obuf = vstream_peek(out, true);
-		vb2_buffer_done(&obuf->vb.vb2_buf, vstream_deliver(pipe, obuf));
+		vstream_deliver(pipe, obuf);
 		now = ktime_get_ns();
 		vstream_out_advance(out, now);
 	}
@@ -456,6 +472,7 @@ static u64 vstream_pipe_round(struct vstream_pipe *pipe)
 		}
 		next = min(next, cap->next_ns);
 	}
+	vstream_pipe_complete(pipe);
 	return next > now ? next - now : 0;
 }
 

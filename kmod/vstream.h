@@ -66,8 +66,11 @@ struct vstream_frame;		/* frame memory, see vstream-mem.c */
 
 struct vstream_buffer {
 	struct vb2_v4l2_buffer vb;	/* must be first */
-	struct list_head list;		/* on node->active or out->delivered */
-	enum vb2_buffer_state state;	/* on out->delivered: how it completes */
+	struct list_head list;		/* on node->active or pipe->done */
+	enum vb2_buffer_state state;	/* on pipe->done: how it completes */
+	/* a producer's, on pipe->done: the frame it flips to, its delivery's cost */
+	struct vstream_frame *spare;
+	u64 cost_ns;
 };
 
 static inline struct vstream_buffer *to_vstream_buffer(struct vb2_buffer *vb)
@@ -115,8 +118,6 @@ struct vstream_node {
 
 	/* Buffers owned by the driver (queued, not yet done). */
 	struct list_head active;
-	/* output: delivered from QBUF, not yet done (vstream_pipe_complete()) */
-	struct list_head delivered;
 	u64 qbuf_ns;			/* output: time of the last QBUF */
 	u64 deliver_ns;			/* output: a delivery's cost, running average */
 	bool streaming;
@@ -147,12 +148,16 @@ struct vstream_node {
  * A producer frame reaches the readers inside the QBUF that queues it
  * (or in a round of the pipe thread, which holds @lock for each round),
  * so stream start/stop never race a delivery; a blocking DQBUF drops it
- * while it waits.  The producer's buffer itself is completed at the end
- * of that QBUF (or by the thread), never inside its buf_queue (the flags
- * QBUF returns stay exact).  Control handlers keep
- * their own lock and are always entered with @lock already held.  Frame
- * memory has its own locks (vstream-mem.c), taken inside @lock and inside
- * page faults.
+ * while it waits.  The buffers a delivery settles wait on @done and are
+ * completed together at the end of that QBUF, write() or round, just
+ * before @lock is released (vstream_pipe_complete()): a reader woken
+ * mid-delivery could only wait for @lock, which its poll and DQBUF take
+ * (readers are still woken just before the producer's flip, which their
+ * wake-up then overlaps), and the producer's buffer must not complete
+ * inside its buf_queue (the flags QBUF returns stay exact).  So @done is
+ * empty whenever @lock is free.  Control handlers keep their own lock and
+ * are always entered with @lock already held.  Frame memory has its own
+ * locks (vstream-mem.c), taken inside @lock and inside page faults.
  */
 struct vstream_pipe {
 	unsigned int id;		/* bus_info and thread name */
@@ -162,6 +167,7 @@ struct vstream_pipe {
 	struct vstream_node out;
 	struct vstream_node cap[VSTREAM_MAX_READERS];
 	unsigned int readers;
+	struct list_head done;		/* settled buffers, see above */
 
 	/* Frames no buffer uses, kept for the next flip (vstream-mem.c). */
 	spinlock_t spare_lock;
