@@ -95,7 +95,8 @@ kmemleak_check() {
 
 finish() {
 	[ -e $KML ] && run "kmemleak: nothing unreferenced after the suite and rmmod" kmemleak_check
-	run "dmesg has no WARNING/BUG/Oops" sh -c '! dmesg | grep -E "WARNING:|BUG:|Oops|Call Trace"'
+	run "dmesg has no WARNING/BUG/Oops" \
+		sh -c "! dmesg | $S/tests/vm/dmesg-filter | grep -E 'WARNING:|BUG:|Oops|Call Trace'"
 	echo "1..$n"
 	echo "# vm suite: $((n - failed)) passed, $failed failed"
 	[ $failed -eq 0 ]
