@@ -18,6 +18,11 @@
  *           reader's REQBUFS(0) while mapped; a reader writing its frame
  *           changes nobody else's (copy on write).
  *   fanout  every reader gets every byte, and the pipe made no copy.
+ *   idle    with no producer, a reader that held every buffer past its
+ *           frame times gets its next idle frame right after it queues
+ *           a buffer (its QBUF wakes the pipe thread), not at the
+ *           thread's one-second fallback.  Judged by the frames' own
+ *           timestamps, the driver's clock.
  * With -e the producer is external and already streaming: `videotestsrc
  * pattern=ball` in YUYV, so frames are checked to be its picture (a top
  * line mostly black, which the kernel's colour bars are not) instead of
@@ -495,6 +500,63 @@ static int group_fanout(void)
 	return 0;
 }
 
+/* idle */
+
+static double buf_time(const struct v4l2_buffer *b)
+{
+	return b->timestamp.tv_sec + b->timestamp.tv_usec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+#define IDLE_ROUNDS 7
+
+static int group_idle(void)
+{
+	struct v4l2_streamparm parm = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+	struct v4l2_buffer b;
+	struct reader r;
+	double delay[IDLE_ROUNDS], period, t;
+	unsigned int i, k, held[NBUF];
+
+	reader_open(&r, cap_path[0]);
+	CHECK(xioctl(r.s.fd, VIDIOC_G_PARM, &parm) == 0, "G_PARM %s", r.s.path);
+	period = (double)parm.parm.capture.timeperframe.numerator /
+		 parm.parm.capture.timeperframe.denominator;
+	CHECK(period > 0 && period < 0.2, "%s: frame interval %.3f s", r.s.path, period);
+	for (k = 0; k < IDLE_ROUNDS; k++) {
+		/* hold every buffer for three frame times: ticks pass with none queued */
+		for (i = 0; i < r.s.count; i++) {
+			CHECK(dq(&r.s, &b, 5000) == 0, "%s: no idle frame in 5 s", r.s.path);
+			CHECK(!intact(r.s.ptr[b.index], b.bytesused),
+			      "%s: a producer's frame with no producer", r.s.path);
+			held[i] = b.index;
+		}
+		usleep(3 * period * 1e6);
+		t = now();
+		qbuf(&r.s, held[0], 0, 0);
+		CHECK(dq(&r.s, &b, 5000) == 0, "%s: no idle frame in 5 s after QBUF", r.s.path);
+		delay[k] = buf_time(&b) - t;
+		printf("vs-isolate: idle frame %.1f ms after QBUF\n", delay[k] * 1e3);
+		qbuf(&r.s, b.index, 0, 0);
+		for (i = 1; i < r.s.count; i++)
+			qbuf(&r.s, held[i], 0, 0);
+	}
+	reader_close(&r);
+	qsort(delay, IDLE_ROUNDS, sizeof(delay[0]), cmp_double);
+	/* the thread's fallback would be about 1 s less the three frame times */
+	printf("vs-isolate: idle: median %.1f ms, frame interval %.1f ms\n",
+	       delay[IDLE_ROUNDS / 2] * 1e3, period * 1e3);
+	CHECK(delay[IDLE_ROUNDS / 2] < 0.4, "idle frames wait for the thread's fallback");
+	printf("vs-isolate: idle: ok\n");
+	return 0;
+}
+
 /*
  * A stalled pipe must fail the test, not hang the suite: give up after
  * 300 one-second sleeps.  Counting sleeps, not reading a clock, because
@@ -548,5 +610,7 @@ int main(int argc, char **argv)
 		return group_stable();
 	if (!strcmp(group, "fanout"))
 		return group_fanout();
+	if (!strcmp(group, "idle"))
+		return group_idle();
 	return 2;
 }
