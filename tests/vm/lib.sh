@@ -17,11 +17,15 @@ run() {
 	fi
 }
 
-# node NAME: the /dev path of the video node with that sysfs name
+# node NAME: the /dev path of the video node with that sysfs name.  Shell
+# builtins only: on the debug kernel every exec costs about half a second
+# under emulation, and the suites call this often
 node() {
 	for f in /sys/class/video4linux/video*/name; do
-		if [ "$(cat $f)" = "$1" ]; then
-			echo /dev/$(basename $(dirname $f))
+		read -r nm <$f 2>/dev/null || continue
+		if [ "$nm" = "$1" ]; then
+			f=${f%/name}
+			echo /dev/${f##*/}
 			return 0
 		fi
 	done
@@ -31,8 +35,9 @@ node() {
 # load_deps: what vstream.ko needs before insmod, from its own modinfo (a
 # kernel may build some in, or as modules: the debug kernel has font)
 load_deps() {
-	for m in configfs $(modinfo -F depends $B/kmod/vstream.ko | tr ',' ' '); do
-		modprobe -d "$K" $m || return 1
+	for m in configfs $(modinfo -F depends $B/kmod/vstream.ko | tr ',-' ' _'); do
+		# loaded already (after an rmmod vstream): no modprobe to exec
+		[ -d /sys/module/$m ] || modprobe -d "$K" $m || return 1
 	done
 }
 
@@ -43,16 +48,19 @@ load() {
 }
 
 
-# frames NODE: the node's frame counter (its sysfs stats)
+# frames NODE: the node's frame counter (its sysfs stats), builtins only
 frames() {
-	sed -n 's/^frames //p' /sys/class/video4linux/${1#/dev/}/stats
+	while read -r k v; do
+		[ "$k" = frames ] && { echo $v; return 0; }
+	done </sys/class/video4linux/${1#/dev/}/stats
+	return 1
 }
 
 # wait_frames NODE COUNT SECS: until NODE's counter reaches COUNT, a real
 # signal that frames flow (under emulation clients take seconds to start)
 wait_frames() {
 	i=0
-	while [ "$(frames $1)" -lt "$2" ]; do
+	while c=$(frames $1) && [ "$c" -lt "$2" ]; do
 		i=$((i + 1))
 		if [ $i -gt $(($3 * 5)) ]; then
 			echo "$1: $(frames $1) frames after $3 s, waited for $2"
@@ -60,4 +68,5 @@ wait_frames() {
 		fi
 		sleep 0.2
 	done
+	[ -n "$c" ] || { echo "$1: no frame counter"; return 1; }
 }

@@ -57,7 +57,7 @@ add3)
 	$CTL add meet --readers 2 --max 1280x720 --label "Meeting cam"
 	$CTL add fix --format YUYV:320x240@25
 	$CTL list
-	[ "$(cat /sys/class/video4linux/$(basename $(node meet-capture-1))/name)" = meet-capture-1 ]
+	node meet-capture-1 >/dev/null
 	[ "$(cat $CFG/meet/devices | wc -l)" = 3 ]
 	v4l2-ctl -d $(node meet-capture-0) -D | grep -q 'Card type *: Meeting cam (reader 0)'
 	v4l2-ctl -d $(node cam-output) -D | grep -q 'Card type *: cam$'
@@ -84,7 +84,7 @@ del-other)
 	# delete one pipe while another streams: the other goes on unharmed
 	N=300 loop meet 1 >/tmp/meet.log 2>&1 &
 	p=$!
-	until_ok 60 sh -c "[ \$(sed -n 's/^frames //p' /sys/class/video4linux/$(basename $(node meet-capture-1))/stats) -gt 10 ]"
+	wait_frames $(node meet-capture-1) 11 60
 	$CTL del cam
 	never node cam-output
 	wait $p || { cat /tmp/meet.log; exit 1; }
@@ -97,8 +97,7 @@ del-open)
 	r=$!
 	v4l2-ctl -d $(node fix-output) --stream-out-mmap --stream-count=100000 >/tmp/w.log 2>&1 &
 	w=$!
-	cap=/sys/class/video4linux/$(basename $(node fix-capture))
-	until_ok 60 sh -c "[ \$(sed -n 's/^frames //p' $cap/stats) -gt 10 ]"
+	wait_frames $(node fix-capture) 11 60
 	python3 - $(node fix-output) "$CTL" <<'PY'
 import errno, fcntl, os, subprocess, sys
 fd = os.open(sys.argv[1], os.O_RDWR)
@@ -235,7 +234,8 @@ mplane)
 	gst-launch-1.0 -q videotestsrc pattern=colors num-buffers=1 ! $caps ! \
 		filesink location=/tmp/mpref.yuyv
 	out=$(node mp-output)
-	st=/sys/class/video4linux/$(basename $(node mp-capture))/stats
+	cap=$(node mp-capture)
+	st=/sys/class/video4linux/${cap#/dev/}/stats
 	for pm in mmap userptr; do
 		gst-launch-1.0 -q videotestsrc pattern=colors ! $caps ! \
 			vstreamsink device=$out io-mode=$pm >/tmp/mprod.log 2>&1 &
