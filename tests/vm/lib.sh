@@ -8,6 +8,8 @@ run() {
 	name=$1
 	shift
 	n=$((n + 1))
+	centis
+	run_t0=$cs
 	if "$@" >$LOG/$n.log 2>&1; then
 		echo "ok $n - $name"
 	else
@@ -15,6 +17,16 @@ run() {
 		echo "not ok $n - $name"
 		tail -n 25 $LOG/$n.log | sed 's/^/# /'
 	fi
+	# how long it took: what CI's time budget is spent on (docs/testing.md)
+	centis
+	run_t0=$((cs - run_t0))
+	echo "# took $((run_t0 / 100)).$((run_t0 / 10 % 10)) s"
+}
+
+# centis: cs = the guest's uptime in hundredths of a second (no fork)
+centis() {
+	read -r cs rest </proc/uptime
+	cs=${cs%.*}${cs#*.}
 }
 
 # node NAME: the /dev path of the video node with that sysfs name.  Shell
