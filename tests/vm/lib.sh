@@ -75,7 +75,7 @@ wait_frames() {
 	while c=$(frames $1) && [ "$c" -lt "$2" ]; do
 		i=$((i + 1))
 		if [ $i -gt $(($3 * 5)) ]; then
-			echo "$1: $(frames $1) frames after $3 s, waited for $2"
+			echo "$1: $c frames after $3 s, waited for $2"
 			return 1
 		fi
 		sleep 0.2

@@ -227,14 +227,13 @@ mplane)
 	# the frame's memory (0 copies)
 	$CTL add mp --mplane
 	[ "$(cat $CFG/mp/mplane)" = 1 ]
-	v4l2-ctl -d $(node mp-capture) -D | grep -q 'Video Capture Multiplanar'
-	v4l2-ctl -d $(node mp-output) -D | grep -q 'Video Output Multiplanar'
-	v4l2-ctl -d $(node mp-capture) --get-fmt-video | grep -q 'Number of planes *: 1'
+	cap=$(node mp-capture) out=$(node mp-output)
+	v4l2-ctl -d $cap -D | grep -q 'Video Capture Multiplanar'
+	v4l2-ctl -d $out -D | grep -q 'Video Output Multiplanar'
+	v4l2-ctl -d $cap --get-fmt-video | grep -q 'Number of planes *: 1'
 	caps=video/x-raw,format=YUY2,width=320,height=240,framerate=30/1,colorimetry=bt601
 	gst-launch-1.0 -q videotestsrc pattern=colors num-buffers=1 ! $caps ! \
 		filesink location=/tmp/mpref.yuyv
-	out=$(node mp-output)
-	cap=$(node mp-capture)
 	st=/sys/class/video4linux/${cap#/dev/}/stats
 	for pm in mmap userptr; do
 		gst-launch-1.0 -q videotestsrc pattern=colors ! $caps ! \
@@ -243,7 +242,7 @@ mplane)
 		wait_frames $out $(($(frames $out) + 5)) 120 || { kill $p; cat /tmp/mprod.log; exit 1; }
 		for rm in mmap userptr dmabuf; do
 			zc=$(sed -n 's/^zerocopy //p' $st) cp=$(sed -n 's/^copies //p' $st)
-			gst-launch-1.0 -q vstreamsrc device=$(node mp-capture) io-mode=$rm \
+			gst-launch-1.0 -q vstreamsrc device=$cap io-mode=$rm \
 				num-buffers=4 ! filesink location=/tmp/mp.yuyv
 			echo "producer $pm, reader $rm:"
 			python3 $S/tests/vm/picture.py same /tmp/mp.yuyv /tmp/mpref.yuyv
