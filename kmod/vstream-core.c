@@ -84,7 +84,7 @@ static int vstream_probe_err = -ENODEV;
 static ssize_t stats_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
 	struct vstream_node *node = video_get_drvdata(to_video_device(dev));
-	u64 frames, drops, zerocopy, copies;
+	u64 frames, drops, zerocopy, copies, flips;
 	struct v4l2_fract tpf;
 	bool streaming;
 
@@ -93,14 +93,15 @@ static ssize_t stats_show(struct device *dev, struct device_attribute *attr, cha
 	drops = node->drops;
 	zerocopy = node->zerocopy;
 	copies = node->copies;
+	flips = node->flips;
 	streaming = node->streaming;
 	tpf = node->tpf;
 	mutex_unlock(&node->pipe->lock);
 	/* streaming and interval let vstream-ctl tell whether a producer is on */
 	return sysfs_emit(buf,
-			  "frames %llu\ndrops %llu\nzerocopy %llu\ncopies %llu\ncow %lld\nstreaming %d\ninterval %u/%u\n",
+			  "frames %llu\ndrops %llu\nzerocopy %llu\ncopies %llu\ncow %lld\nflips %llu\nstreaming %d\ninterval %u/%u\n",
 			  frames, drops, zerocopy, copies,
-			  (long long)atomic64_read(&node->cow), streaming,
+			  (long long)atomic64_read(&node->cow), flips, streaming,
 			  tpf.numerator, tpf.denominator);
 }
 static DEVICE_ATTR_RO(stats);

@@ -144,32 +144,44 @@ void *vstream_frame_vaddr(const struct vstream_frame *f)
 	return f->vaddr;
 }
 
-/* A frame of exactly @size bytes that nobody else uses: a spare or new. */
-static struct vstream_frame *vstream_frame_new(struct vstream_pipe *pipe,
-					       struct vb2_buffer *vb, unsigned long size)
+/*
+ * A spare of exactly @size, or NULL: never allocates.  With @purge the
+ * spares of other sizes (of a format that is gone) are freed on the way.
+ */
+static struct vstream_frame *vstream_spare_take(struct vstream_pipe *pipe,
+						unsigned long size, bool purge)
 {
 	struct vstream_frame *f, *tmp, *found = NULL;
 	LIST_HEAD(stale);
-	unsigned long i;
 
 	spin_lock(&pipe->spare_lock);
 	list_for_each_entry_safe(f, tmp, &pipe->spare, list) {
-		if (f->size == size && found)
+		if ((f->size == size && found) || (f->size != size && !purge))
 			continue;	/* stays a spare */
 		list_del(&f->list);
 		pipe->nspare--;
 		if (f->size == size)
 			found = f;
-		else	/* of another size: of a format that is gone */
+		else
 			list_add(&f->list, &stale);
 	}
 	spin_unlock(&pipe->spare_lock);
 	list_for_each_entry_safe(f, tmp, &stale, list)
 		vstream_frame_free(f);
-	if (found) {
+	if (found)
 		kref_init(&found->ref);
-		return found;
-	}
+	return found;
+}
+
+/* A frame of exactly @size bytes that nobody else uses: a spare or new. */
+static struct vstream_frame *vstream_frame_new(struct vstream_pipe *pipe,
+					       struct vb2_buffer *vb, unsigned long size)
+{
+	struct vstream_frame *f = vstream_spare_take(pipe, size, true);
+	unsigned long i;
+
+	if (f)
+		return f;
 
 	f = kzalloc(sizeof(*f), GFP_KERNEL);
 	if (!f)
@@ -591,34 +603,47 @@ bool vstream_buf_share(struct vstream_buffer *buf, struct vstream_frame *f)
 /*
  * Before @buf goes back to its owner: if others share its frame, flip it
  * to @spare (else give @spare back).  The caller's reference to @spare
- * is consumed.
+ * is consumed.  Returns whether it flipped.
  */
-void vstream_buf_renew(struct vstream_buffer *buf, struct vstream_frame *spare)
+bool vstream_buf_renew(struct vstream_buffer *buf, struct vstream_frame *spare)
 {
 	struct vstream_mem *mem = vstream_buf_mem(buf);
+	bool flip;
 
 	mutex_lock(&mem->lock);
-	if (vstream_frame_shared(mem->frame)) {
+	flip = vstream_frame_shared(mem->frame);
+	if (flip) {
 		vstream_mem_flip(mem, spare);
 		spare = NULL;
 	}
 	mutex_unlock(&mem->lock);
 	vstream_frame_put(spare);
+	return flip;
 }
 
 /*
- * A reader's @buf is queued: its owner has let go of what it shows, so
- * its mappings go now, in the owner's QBUF, and the flip that delivers
- * the next frame into it finds no TLB entry to flush in the producer's.
+ * A reader's @buf is queued: its owner has let go of what it shows.  Its
+ * mappings go now, in the owner's QBUF, so the flip that delivers the
+ * next frame into it finds no TLB entry to flush in the producer's.  With
+ * @let_go (a producer's buffer may still show the frame, see
+ * vstream_out_renew()) a shared frame goes too, for a spare if one is at
+ * hand (nothing to zap, nothing allocated), so that producer's buffer
+ * need not flip when it is dequeued.
  */
-void vstream_buf_unmap(struct vstream_buffer *buf)
+void vstream_buf_unmap(struct vstream_buffer *buf, bool let_go)
 {
 	struct vstream_mem *mem = vstream_buf_mem(buf);
+	struct vstream_frame *spare;
 
 	if (!vstream_buf_can_share(buf))
 		return;
 	mutex_lock(&mem->lock);
 	vstream_mem_zap(mem);
+	if (let_go && vstream_frame_shared(mem->frame)) {
+		spare = vstream_spare_take(mem->node->pipe, mem->frame->size, false);
+		if (spare)
+			vstream_mem_flip(mem, spare);
+	}
 	mutex_unlock(&mem->lock);
 }
 

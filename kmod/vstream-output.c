@@ -85,6 +85,12 @@ ssize_t vstream_out_write(struct file *file, const char __user *data, size_t cou
 	return ret;
 }
 
+/* The producer is about to write @vb again: it must show no reader's frame. */
+static void out_buf_finish(struct vb2_buffer *vb)
+{
+	vstream_out_renew(to_vstream_buffer(vb));
+}
+
 static int out_start_streaming(struct vb2_queue *q, unsigned int count)
 {
 	struct vstream_node *node = vb2_get_drv_priv(q);
@@ -115,9 +121,17 @@ static int out_start_streaming(struct vb2_queue *q, unsigned int count)
 static void out_stop_streaming(struct vb2_queue *q)
 {
 	struct vstream_node *node = vb2_get_drv_priv(q);
+	struct vb2_buffer *vb;
+	unsigned int i;
 
 	vstream_node_set_streaming(node, false);
 	vstream_return_buffers(node, VB2_BUF_STATE_ERROR);
+	/* buffers done but not dequeued: vb2 hands them back after this */
+	for (i = 0; i < vstream_vb2_num_buffers(q); i++) {
+		vb = vb2_get_buffer(q, i);
+		if (vb)
+			vstream_out_renew(to_vstream_buffer(vb));
+	}
 	/* an idle pipe keeps no spare frames */
 	vstream_mem_drain(node->pipe);
 }
@@ -127,6 +141,7 @@ const struct vb2_ops vstream_out_qops = {
 	.buf_out_validate	= out_buf_out_validate,
 	.buf_prepare		= out_buf_prepare,
 	.buf_queue		= out_buf_queue,
+	.buf_finish		= out_buf_finish,
 	.start_streaming	= out_start_streaming,
 	.stop_streaming		= out_stop_streaming,
 	VSTREAM_VB2_WAIT_OPS

@@ -12,13 +12,13 @@
  *
  * Zero copy: a producer frame in an MMAP buffer is delivered to every MMAP
  * reader by pointing the reader's buffer at the same frame
- * (vstream_buf_share()); before the producer or any reader can dequeue
- * it, the producer's buffer gets a spare frame (vstream_buf_renew()), so
- * the producer never writes a frame a reader may look at, and never
- * waits for a reader.  A reader with no buffer queued when a frame comes
- * gets a drop.  The kernel writes only frames nobody else shows
- * (vstream_buf_writable()), so a dequeued buffer never changes until its
- * owner queues it again.
+ * (vstream_buf_share()).  Before the producer can write that buffer again
+ * (its DQBUF), the buffer gets a spare frame if a reader still shows the
+ * frame (vstream_out_renew()), so the producer never writes a frame a
+ * reader has dequeued, and never waits for a reader.  A reader with no
+ * buffer queued when a frame comes gets a drop.  The kernel writes only
+ * frames nobody else shows (vstream_buf_writable()), so a dequeued buffer
+ * never changes until its owner queues it again.
  */
 
 #include <linux/freezer.h>
@@ -186,14 +186,19 @@ void vstream_pipe_forget_last(struct vstream_pipe *pipe)
 
 /*
  * The producer's frame, to share: only with a spare at hand that its
- * buffer takes before it completes (obuf->spare, vstream_pipe_complete()).
+ * buffer flips to if readers still share the frame when the producer
+ * would write it again (obuf->spare, vstream_out_renew()).
  */
-static struct vstream_frame *vstream_share_source(struct vstream_buffer *obuf)
+static struct vstream_frame *vstream_share_source(struct vstream_pipe *pipe,
+						  struct vstream_buffer *obuf)
 {
 	if (!vstream_buf_can_share(obuf))
 		return NULL;
 	obuf->spare = vstream_buf_spare(obuf);
-	return obuf->spare ? vstream_buf_get_frame(obuf) : NULL;
+	if (!obuf->spare)
+		return NULL;
+	pipe->out_held++;
+	return vstream_buf_get_frame(obuf);
 }
 
 /*
@@ -235,7 +240,7 @@ static enum vb2_buffer_state vstream_deliver_frame(struct vstream_pipe *pipe,
 		if (same && !tried && vstream_buf_can_share(buf) &&
 		    vstream_buf_fits(buf, obuf)) {
 			tried = true;
-			f = vstream_share_source(obuf);
+			f = vstream_share_source(pipe, obuf);
 		}
 		if (!same) {
 			if (!vstream_convert_into(cap, buf, &out->fmt, src, len)) {
@@ -267,7 +272,7 @@ static enum vb2_buffer_state vstream_deliver_frame(struct vstream_pipe *pipe,
 	}
 	if (pipe->keep_last) {
 		if (!tried)
-			f = vstream_share_source(obuf);
+			f = vstream_share_source(pipe, obuf);
 		vstream_keep_last(pipe, obuf, f, len, field);
 	}
 	vstream_frame_put(f);
@@ -301,20 +306,45 @@ static void vstream_out_advance(struct vstream_node *out, u64 now)
 }
 
 /*
+ * With pipe->lock, before the producer can write @obuf again (its DQBUF,
+ * or STREAMOFF handing it back): if readers still share the frame it
+ * delivered, it flips to the spare taken for it (vstream_share_source()).
+ * A flip's cost counts in its delivery's (VSTREAM_INLINE_RATIO).
+ */
+void vstream_out_renew(struct vstream_buffer *obuf)
+{
+	struct vstream_node *out = vb2_get_drv_priv(obuf->vb.vb2_buf.vb2_queue);
+	struct vstream_frame *spare = obuf->spare;
+	u64 t0;
+
+	if (!spare)
+		return;
+	obuf->spare = NULL;
+	out->pipe->out_held--;
+	t0 = ktime_get_ns();
+	if (vstream_buf_renew(obuf, spare)) {
+		out->deliver_ns += (ktime_get_ns() - t0) / 4;
+		out->flips++;
+	}
+}
+
+/*
  * The settled buffers are done, and their owners woken: at the end of the
  * output's QBUF and write() and of each round of the thread, just before
- * pipe->lock is released (see struct vstream_pipe).  The readers' first:
- * a shared producer buffer's flip to its spare (an unmap, which grows
- * with the frame) then overlaps their wake-up.  It still comes before
- * the producer can dequeue that buffer and before any reader can dequeue
- * the frame, as both take pipe->lock.
+ * pipe->lock is released (see struct vstream_pipe).  A producer's buffer
+ * keeps the frame the readers now share until the producer dequeues it
+ * (vstream_out_renew()): by then a reader at a camera's pace has queued
+ * its buffer again and let go of the frame (vstream_buf_unmap()), so
+ * nothing flips and the producer writes in place.  A buffer of a producer
+ * flat out flips now instead, on the thread's CPU while the producer
+ * fills its next frame, after the readers are woken, whose wake-up the
+ * unmap then overlaps.
  */
 void vstream_pipe_complete(struct vstream_pipe *pipe)
 {
 	struct vstream_node *out = &pipe->out;
 	struct vstream_buffer *buf, *tmp;
 	LIST_HEAD(produced);
-	u64 t0;
 
 	lockdep_assert_held(&pipe->lock);
 	list_for_each_entry_safe(buf, tmp, &pipe->done, list) {
@@ -327,12 +357,9 @@ void vstream_pipe_complete(struct vstream_pipe *pipe)
 	}
 	list_for_each_entry_safe(buf, tmp, &produced, list) {
 		list_del(&buf->list);
-		t0 = ktime_get_ns();
-		if (buf->spare)
-			vstream_buf_renew(buf, buf->spare);
-		buf->spare = NULL;
-		/* a delivery's cost includes its flip (VSTREAM_INLINE_RATIO) */
-		out->deliver_ns = (3 * out->deliver_ns + buf->cost_ns + ktime_get_ns() - t0) / 4;
+		out->deliver_ns = (3 * out->deliver_ns + buf->cost_ns) / 4;
+		if (buf->flat_out)
+			vstream_out_renew(buf);
 		vb2_buffer_done(&buf->vb.vb2_buf, buf->state);
 	}
 }
@@ -354,8 +381,9 @@ void vstream_pipe_produce(struct vstream_pipe *pipe, struct vstream_buffer *obuf
 
 	lockdep_assert_held(&pipe->lock);
 	out->qbuf_ns = now;
+	obuf->flat_out = gap < VSTREAM_INLINE_RATIO * out->deliver_ns;
 	if (out->streaming && list_empty(&out->active) && vstream_out_due(out, now) &&
-	    gap >= VSTREAM_INLINE_RATIO * out->deliver_ns) {
+	    !obuf->flat_out) {
 		vstream_deliver(pipe, obuf);
 		vstream_out_advance(out, now);
 	} else {

@@ -68,9 +68,15 @@ struct vstream_buffer {
 	struct vb2_v4l2_buffer vb;	/* must be first */
 	struct list_head list;		/* on node->active or pipe->done */
 	enum vb2_buffer_state state;	/* on pipe->done: how it completes */
-	/* a producer's, on pipe->done: the frame it flips to, its delivery's cost */
+	/*
+	 * A producer's: the frame it flips to if readers still share its
+	 * frame when it goes back to the producer (NULL if it shared none),
+	 * its delivery's cost, and whether the producer queued it flat out
+	 * (it flips as soon as it is delivered: vstream_pipe_complete()).
+	 */
 	struct vstream_frame *spare;
 	u64 cost_ns;
+	bool flat_out;
 };
 
 static inline struct vstream_buffer *to_vstream_buffer(struct vb2_buffer *vb)
@@ -138,6 +144,7 @@ struct vstream_node {
 	u64 zerocopy;
 	u64 copies;
 	atomic64_t cow;			/* copies on a reader's write, vstream-mem.c */
+	u64 flips;			/* output: its buffers given a spare frame */
 };
 
 /*
@@ -152,7 +159,7 @@ struct vstream_node {
  * completed together at the end of that QBUF, write() or round, just
  * before @lock is released (vstream_pipe_complete()): a reader woken
  * mid-delivery could only wait for @lock, which its poll and DQBUF take
- * (readers are still woken just before the producer's flip, which their
+ * (readers are woken before a flat-out producer's flip, which their
  * wake-up then overlaps), and the producer's buffer must not complete
  * inside its buf_queue (the flags QBUF returns stay exact).  So @done is
  * empty whenever @lock is free.  Control handlers keep their own lock and
@@ -168,6 +175,8 @@ struct vstream_pipe {
 	struct vstream_node cap[VSTREAM_MAX_READERS];
 	unsigned int readers;
 	struct list_head done;		/* settled buffers, see above */
+	/* producer buffers that show a frame readers may share: with a spare */
+	unsigned int out_held;
 
 	/* Frames no buffer uses, kept for the next flip (vstream-mem.c). */
 	spinlock_t spare_lock;
@@ -258,9 +267,9 @@ bool vstream_buf_can_share(struct vstream_buffer *buf);
 struct vstream_frame *vstream_buf_get_frame(struct vstream_buffer *buf);
 struct vstream_frame *vstream_buf_spare(struct vstream_buffer *buf);
 bool vstream_buf_share(struct vstream_buffer *buf, struct vstream_frame *f);
-void vstream_buf_renew(struct vstream_buffer *buf, struct vstream_frame *spare);
+bool vstream_buf_renew(struct vstream_buffer *buf, struct vstream_frame *spare);
 void *vstream_buf_writable(struct vstream_buffer *buf);
-void vstream_buf_unmap(struct vstream_buffer *buf);
+void vstream_buf_unmap(struct vstream_buffer *buf, bool let_go);
 bool vstream_buf_fits(struct vstream_buffer *buf, struct vstream_buffer *obuf);
 void vstream_mem_stock(struct vb2_queue *q);
 
@@ -274,6 +283,7 @@ void vstream_pipe_stop_thread(struct vstream_pipe *pipe);
 void vstream_pipe_kick(struct vstream_pipe *pipe);
 void vstream_pipe_produce(struct vstream_pipe *pipe, struct vstream_buffer *obuf);
 void vstream_pipe_complete(struct vstream_pipe *pipe);
+void vstream_out_renew(struct vstream_buffer *obuf);
 void vstream_node_set_streaming(struct vstream_node *node, bool on);
 
 #endif
