@@ -175,6 +175,8 @@ run "isolation: a reader holding every buffer, SIGSTOPped, slows nobody" \
 	$IB -o $OUT0 -c $CAP00 -c $CAP01 -g frozen
 run "isolation: a dequeued frame never changes (STREAMOFF, REQBUFS(0), producer gone, peer writes)" \
 	$IB -o $OUT0 -c $CAP00 -c $CAP01 -g stable
+run "isolation: a reader at a camera's pace lets go of each frame before the producer writes its buffer again (few flips)" \
+	$IB -o $OUT0 -c $CAP00 -g paced
 run "idle frames: a reader that held every buffer gets one at once after QBUF" \
 	$IB -o $OUT0 -c $CAP00 -g idle
 
