@@ -76,7 +76,7 @@ static void cap_buf_queue(struct vb2_buffer *vb)
 	struct vstream_buffer *buf = to_vstream_buffer(vb);
 
 	if (vstream_pipe_shares_into(node))
-		vstream_buf_unmap(buf, node->pipe->out_held);
+		vstream_pipe_let_go(node, buf);
 	list_add_tail(&buf->list, &node->active);
 	/* the producer's next frame fills it; else the thread's idle frames */
 	if (!vstream_fed(node))

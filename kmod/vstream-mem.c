@@ -26,9 +26,13 @@
  *   copy: exported ones (EXPBUF: the dma-buf holds those very pages), and
  *   those of a queue in read()/write() mode (vb2's file I/O caches their
  *   kernel addresses).
- * - Memory is bounded: every buffer holds one frame, a frame is freed or
- *   kept as a spare (at most VSTREAM_SPARE_FRAMES per pipe) when the last
- *   buffer lets go of it, so a lagging reader costs the frames it holds.
+ * - Memory is bounded: every buffer holds one frame (a producer's also a
+ *   spare while readers may share its frame, so its queue's budget counts
+ *   two per buffer), a frame is freed or kept as a spare (at most
+ *   VSTREAM_SPARE_FRAMES per pipe) when the last buffer lets go of it, so
+ *   a lagging reader costs the frames it holds.
+ * - A frame a reader wrote into is freed, never a spare: its picture is
+ *   that reader's alone.
  *
  * USERPTR and DMABUF memory is vb2-vmalloc's alone, in the same wrapper
  * (with no frame), as some ops (num_users) cannot tell memory types apart.
@@ -65,6 +69,7 @@ struct vstream_frame {
 	void *vaddr;
 	unsigned long size;
 	unsigned long *pfn;		/* of each page, for the fault handler */
+	bool written;			/* by a reader: never handed out again */
 };
 
 struct vstream_mem {
@@ -108,8 +113,12 @@ static void vstream_frame_release(struct kref *ref)
 	struct vstream_pipe *pipe = f->pipe;
 	bool spare = false;
 
-	/* pages an exported dma-buf still has are never handed out again */
-	if (vb2_vmalloc_memops.num_users(f->vm) == 1) {
+	/*
+	 * Pages an exported dma-buf still has, and pages a reader wrote (its
+	 * own picture, which no other opener may see), are never handed out
+	 * again.
+	 */
+	if (vb2_vmalloc_memops.num_users(f->vm) == 1 && !f->written) {
 		spin_lock(&pipe->spare_lock);
 		if (pipe->nspare < VSTREAM_SPARE_FRAMES) {
 			list_add(&f->list, &pipe->spare);
@@ -347,9 +356,16 @@ static vm_fault_t vstream_vm_fault(struct vm_fault *vmf)
 	if (!err && start + (vma->vm_end - vma->vm_start) > mem->frame->size)
 		err = -EFAULT;
 	if (!err) {
-		/* a shared frame is read-only: the first write comes to pfn_mkwrite */
-		if (vstream_frame_shared(mem->frame))
+		/*
+		 * A shared frame is read-only: the first write comes to
+		 * pfn_mkwrite.  So is a reader's own until it writes, so
+		 * that the frames readers wrote are known (f->written).
+		 */
+		if (vstream_frame_shared(mem->frame) ||
+		    (!mem->node->output && !(vmf->flags & FAULT_FLAG_WRITE)))
 			flags &= ~VM_WRITE;
+		else if (!mem->node->output && (flags & VM_WRITE))
+			mem->frame->written = true;
 		map.pfn = mem->frame->pfn + (start >> PAGE_SHIFT);
 		map.prot = vm_get_page_prot(flags);
 		mem->mapped = true;
@@ -628,23 +644,40 @@ bool vstream_buf_renew(struct vstream_buffer *buf, struct vstream_frame *spare)
  * @let_go (a producer's buffer may still show the frame, see
  * vstream_out_renew()) a shared frame goes too, for a spare if one is at
  * hand (nothing to zap, nothing allocated), so that producer's buffer
- * need not flip when it is dequeued.
+ * need not flip when it is dequeued.  Returns the frame let go of, for
+ * comparison only (it may be gone), or NULL.
  */
-void vstream_buf_unmap(struct vstream_buffer *buf, bool let_go)
+const struct vstream_frame *vstream_buf_unmap(struct vstream_buffer *buf, bool let_go)
 {
 	struct vstream_mem *mem = vstream_buf_mem(buf);
+	const struct vstream_frame *gone = NULL;
 	struct vstream_frame *spare;
 
 	if (!vstream_buf_can_share(buf))
-		return;
+		return NULL;
 	mutex_lock(&mem->lock);
 	vstream_mem_zap(mem);
 	if (let_go && vstream_frame_shared(mem->frame)) {
 		spare = vstream_spare_take(mem->node->pipe, mem->frame->size, false);
-		if (spare)
+		if (spare) {
+			gone = mem->frame;
 			vstream_mem_flip(mem, spare);
+		}
 	}
 	mutex_unlock(&mem->lock);
+	return gone;
+}
+
+/* @buf shows @f (compared, not touched) and nobody else does. */
+bool vstream_buf_alone_with(struct vstream_buffer *buf, const struct vstream_frame *f)
+{
+	struct vstream_mem *mem = vstream_buf_mem(buf);
+	bool alone;
+
+	mutex_lock(&mem->lock);
+	alone = mem->frame == f && !vstream_frame_shared(mem->frame);
+	mutex_unlock(&mem->lock);
+	return alone;
 }
 
 /* Kernel address to write a frame into @buf: its memory, made private. */

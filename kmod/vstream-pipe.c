@@ -30,6 +30,7 @@
 #include <media/videobuf2-v4l2.h>
 
 #include "vstream.h"
+#include "vstream-compat.h"
 
 /*
  * A frame is delivered in the producer's QBUF only if the producer spends
@@ -325,6 +326,35 @@ void vstream_out_renew(struct vstream_buffer *obuf)
 	if (vstream_buf_renew(obuf, spare)) {
 		out->deliver_ns += (ktime_get_ns() - t0) / 4;
 		out->flips++;
+	}
+}
+
+/*
+ * With pipe->lock, a reader's @buf is queued: its mappings go, and while
+ * a producer's buffer may still show its frame, the frame too
+ * (vstream_buf_unmap()).  The producer's buffer left alone with the frame
+ * need not flip any more: its spare goes back, so that a queue's frames
+ * stay one per buffer (max_queue_mb).
+ */
+void vstream_pipe_let_go(struct vstream_node *cap, struct vstream_buffer *buf)
+{
+	struct vstream_pipe *pipe = cap->pipe;
+	struct vb2_queue *q = &pipe->out.queue;
+	const struct vstream_frame *gone;
+	struct vstream_buffer *obuf;
+	struct vb2_buffer *vb;
+	unsigned int i;
+
+	gone = vstream_buf_unmap(buf, pipe->out_held);
+	for (i = 0; gone && i < vstream_vb2_num_buffers(q); i++) {
+		vb = vb2_get_buffer(q, i);
+		obuf = vb ? to_vstream_buffer(vb) : NULL;
+		if (obuf && obuf->spare && vstream_buf_alone_with(obuf, gone)) {
+			vstream_frame_put(obuf->spare);
+			obuf->spare = NULL;
+			pipe->out_held--;
+			break;
+		}
 	}
 }
 

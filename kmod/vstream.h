@@ -269,7 +269,8 @@ struct vstream_frame *vstream_buf_spare(struct vstream_buffer *buf);
 bool vstream_buf_share(struct vstream_buffer *buf, struct vstream_frame *f);
 bool vstream_buf_renew(struct vstream_buffer *buf, struct vstream_frame *spare);
 void *vstream_buf_writable(struct vstream_buffer *buf);
-void vstream_buf_unmap(struct vstream_buffer *buf, bool let_go);
+const struct vstream_frame *vstream_buf_unmap(struct vstream_buffer *buf, bool let_go);
+bool vstream_buf_alone_with(struct vstream_buffer *buf, const struct vstream_frame *f);
 bool vstream_buf_fits(struct vstream_buffer *buf, struct vstream_buffer *obuf);
 void vstream_mem_stock(struct vb2_queue *q);
 
@@ -284,6 +285,7 @@ void vstream_pipe_kick(struct vstream_pipe *pipe);
 void vstream_pipe_produce(struct vstream_pipe *pipe, struct vstream_buffer *obuf);
 void vstream_pipe_complete(struct vstream_pipe *pipe);
 void vstream_out_renew(struct vstream_buffer *obuf);
+void vstream_pipe_let_go(struct vstream_node *cap, struct vstream_buffer *buf);
 void vstream_node_set_streaming(struct vstream_node *node, bool on);
 
 #endif
