@@ -641,15 +641,20 @@ streamoff (GstVstreamBufferPool * pool)
       GST_BUFFER_POOL_CLASS (gst_vstream_buffer_pool_parent_class);
   GstBuffer *back[VIDEO_MAX_FRAME];
   int type = pool->obj->type;
+  gboolean was_streaming;
   guint i, n = 0;
 
-  if (is_streaming (pool) &&
+  /* not streaming first: a DQBUF that races the STREAMOFF ends quietly */
+  g_mutex_lock (&pool->lock);
+  was_streaming = pool->streaming;
+  pool->streaming = FALSE;
+  g_mutex_unlock (&pool->lock);
+  if (was_streaming &&
       gst_vstream_allocator_ioctl (pool->vallocator, VIDIOC_STREAMOFF,
           &type) < 0)
     GST_WARNING_OBJECT (pool, "STREAMOFF on %s: %s",
         gst_vstream_allocator_device (pool->vallocator), g_strerror (errno));
   g_mutex_lock (&pool->lock);
-  pool->streaming = FALSE;
   for (i = 0; i < VIDEO_MAX_FRAME; i++) {
     if (!pool->queued[i])
       continue;
@@ -725,6 +730,8 @@ dqbuf (GstVstreamBufferPool * pool, GstBuffer ** out, gboolean wait)
     }
     if (gst_vstream_allocator_ioctl (pool->vallocator, VIDIOC_DQBUF, &vb) == 0)
       break;
+    if (errno == EINVAL && !is_streaming (pool))
+      return GST_FLOW_FLUSHING; /* stopped meanwhile (streamoff()) */
     if (errno != EAGAIN)
       return device_error (pool, "VIDIOC_DQBUF");
     if (!wait)
@@ -937,15 +944,26 @@ gst_vstream_buffer_pool_acquire_buffer (GstBufferPool * bpool,
     return ret == GST_FLOW_OK ? dqbuf (pool, buffer, TRUE) : ret;
   }
 
-  /* Output: a free buffer, or wait for the driver to finish one. */
+  /* Output: a free buffer, one the driver has finished, or wait for one. */
   for (;;) {
     guint returns = returns_so_far (pool);
+    gboolean wait = !params ||
+        !(params->flags & GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT);
 
     ret = pclass->acquire_buffer (bpool, buffer, &nowait);
     if (ret != GST_FLOW_EOS)
       return ret;
-    if (params && (params->flags & GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT))
-      return GST_FLOW_EOS;
+    if (!wait) {
+      if (!gst_vstream_buffer_pool_queued (pool) || !is_streaming (pool))
+        return GST_FLOW_EOS;
+      ret = dqbuf (pool, &buf, FALSE);
+      if (ret == GST_FLOW_CUSTOM_SUCCESS)
+        return GST_FLOW_EOS;    /* none finished yet */
+      if (ret != GST_FLOW_OK)
+        return ret;
+      gst_buffer_unref (buf);
+      continue;
+    }
     if (gst_vstream_buffer_pool_queued (pool) == 0) {
       /* all out in the pipeline, or back and parked: wait for one */
       if (!wait_for_return (pool, returns))
@@ -1206,7 +1224,16 @@ gst_vstream_buffer_pool_render (GstVstreamBufferPool * pool, GstBuffer * buf)
   if (ret != GST_FLOW_OK)
     return ret;
 
-  /* Return finished buffers to upstream promptly. */
+  /*
+   * A queued import holds upstream's memory: where there can be one
+   * (userptr, dmabuf-import), finished buffers go back at once.  MMAP
+   * buffers stay in the driver until one is needed (acquire_buffer): by
+   * then readers have let go of the frame they share, and the driver
+   * hands the buffer back without giving it new pages
+   * (docs/architecture.md, "What a flip costs").
+   */
+  if (pool->memory == V4L2_MEMORY_MMAP)
+    return GST_FLOW_OK;
   while ((ret = dqbuf (pool, &done, FALSE)) == GST_FLOW_OK)
     gst_buffer_unref (done);
   return ret == GST_FLOW_CUSTOM_SUCCESS ? GST_FLOW_OK : ret;
