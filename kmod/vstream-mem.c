@@ -153,44 +153,32 @@ void *vstream_frame_vaddr(const struct vstream_frame *f)
 	return f->vaddr;
 }
 
-/*
- * A spare of exactly @size, or NULL: never allocates.  With @purge the
- * spares of other sizes (of a format that is gone) are freed on the way.
- */
-static struct vstream_frame *vstream_spare_take(struct vstream_pipe *pipe,
-						unsigned long size, bool purge)
+/* A frame of exactly @size bytes that nobody else uses: a spare or new. */
+static struct vstream_frame *vstream_frame_new(struct vstream_pipe *pipe,
+					       struct vb2_buffer *vb, unsigned long size)
 {
 	struct vstream_frame *f, *tmp, *found = NULL;
 	LIST_HEAD(stale);
+	unsigned long i;
 
 	spin_lock(&pipe->spare_lock);
 	list_for_each_entry_safe(f, tmp, &pipe->spare, list) {
-		if ((f->size == size && found) || (f->size != size && !purge))
+		if (f->size == size && found)
 			continue;	/* stays a spare */
 		list_del(&f->list);
 		pipe->nspare--;
 		if (f->size == size)
 			found = f;
-		else
+		else	/* of another size: of a format that is gone */
 			list_add(&f->list, &stale);
 	}
 	spin_unlock(&pipe->spare_lock);
 	list_for_each_entry_safe(f, tmp, &stale, list)
 		vstream_frame_free(f);
-	if (found)
+	if (found) {
 		kref_init(&found->ref);
-	return found;
-}
-
-/* A frame of exactly @size bytes that nobody else uses: a spare or new. */
-static struct vstream_frame *vstream_frame_new(struct vstream_pipe *pipe,
-					       struct vb2_buffer *vb, unsigned long size)
-{
-	struct vstream_frame *f = vstream_spare_take(pipe, size, true);
-	unsigned long i;
-
-	if (f)
-		return f;
+		return found;
+	}
 
 	f = kzalloc(sizeof(*f), GFP_KERNEL);
 	if (!f)
@@ -641,43 +629,49 @@ bool vstream_buf_renew(struct vstream_buffer *buf, struct vstream_frame *spare)
  * A reader's @buf is queued: its owner has let go of what it shows.  Its
  * mappings go now, in the owner's QBUF, so the flip that delivers the
  * next frame into it finds no TLB entry to flush in the producer's.  With
- * @let_go (a producer's buffer may still show the frame, see
- * vstream_out_renew()) a shared frame goes too, for a spare if one is at
- * hand (nothing to zap, nothing allocated), so that producer's buffer
- * need not flip when it is dequeued.  Returns the frame let go of, for
- * comparison only (it may be gone), or NULL.
+ * a @spare (a reference the caller gives up) it shows that instead
+ * (nothing to zap: see vstream_pipe_let_go()).
  */
-const struct vstream_frame *vstream_buf_unmap(struct vstream_buffer *buf, bool let_go)
+void vstream_buf_unmap(struct vstream_buffer *buf, struct vstream_frame *spare)
 {
 	struct vstream_mem *mem = vstream_buf_mem(buf);
-	const struct vstream_frame *gone = NULL;
-	struct vstream_frame *spare;
+
+	if (!vstream_buf_can_share(buf)) {
+		vstream_frame_put(spare);
+		return;
+	}
+	mutex_lock(&mem->lock);
+	vstream_mem_zap(mem);
+	if (spare)
+		vstream_mem_flip(mem, spare);
+	mutex_unlock(&mem->lock);
+}
+
+/* @buf's frame if exactly one other buffer shows it too (compare only). */
+const struct vstream_frame *vstream_buf_paired_frame(struct vstream_buffer *buf)
+{
+	struct vstream_mem *mem = vstream_buf_mem(buf);
+	const struct vstream_frame *f = NULL;
 
 	if (!vstream_buf_can_share(buf))
 		return NULL;
 	mutex_lock(&mem->lock);
-	vstream_mem_zap(mem);
-	if (let_go && vstream_frame_shared(mem->frame)) {
-		spare = vstream_spare_take(mem->node->pipe, mem->frame->size, false);
-		if (spare) {
-			gone = mem->frame;
-			vstream_mem_flip(mem, spare);
-		}
-	}
+	if (kref_read(&mem->frame->ref) == 2)
+		f = mem->frame;
 	mutex_unlock(&mem->lock);
-	return gone;
+	return f;
 }
 
-/* @buf shows @f (compared, not touched) and nobody else does. */
-bool vstream_buf_alone_with(struct vstream_buffer *buf, const struct vstream_frame *f)
+/* @buf shows @f (compared, not touched). */
+bool vstream_buf_shows(struct vstream_buffer *buf, const struct vstream_frame *f)
 {
 	struct vstream_mem *mem = vstream_buf_mem(buf);
-	bool alone;
+	bool shows;
 
 	mutex_lock(&mem->lock);
-	alone = mem->frame == f && !vstream_frame_shared(mem->frame);
+	shows = mem->frame == f;
 	mutex_unlock(&mem->lock);
-	return alone;
+	return shows;
 }
 
 /* Kernel address to write a frame into @buf: its memory, made private. */

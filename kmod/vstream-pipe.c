@@ -330,32 +330,34 @@ void vstream_out_renew(struct vstream_buffer *obuf)
 }
 
 /*
- * With pipe->lock, a reader's @buf is queued: its mappings go, and while
- * a producer's buffer may still show its frame, the frame too
- * (vstream_buf_unmap()).  The producer's buffer left alone with the frame
- * need not flip any more: its spare goes back, so that a queue's frames
- * stay one per buffer (max_queue_mb).
+ * With pipe->lock, a reader's @buf is queued: its mappings go
+ * (vstream_buf_unmap()).  If the only other buffer that shows its frame
+ * is a producer's that has not flipped yet, the reader's buffer takes
+ * that buffer's reserved spare instead: the producer's buffer, alone with
+ * its frame, need not flip when it is dequeued, and no frame is added.
  */
 void vstream_pipe_let_go(struct vstream_node *cap, struct vstream_buffer *buf)
 {
 	struct vstream_pipe *pipe = cap->pipe;
 	struct vb2_queue *q = &pipe->out.queue;
-	const struct vstream_frame *gone;
+	const struct vstream_frame *f;
+	struct vstream_frame *spare = NULL;
 	struct vstream_buffer *obuf;
 	struct vb2_buffer *vb;
 	unsigned int i;
 
-	gone = vstream_buf_unmap(buf, pipe->out_held);
-	for (i = 0; gone && i < vstream_vb2_num_buffers(q); i++) {
+	f = pipe->out_held ? vstream_buf_paired_frame(buf) : NULL;
+	for (i = 0; f && i < vstream_vb2_num_buffers(q); i++) {
 		vb = vb2_get_buffer(q, i);
 		obuf = vb ? to_vstream_buffer(vb) : NULL;
-		if (obuf && obuf->spare && vstream_buf_alone_with(obuf, gone)) {
-			vstream_frame_put(obuf->spare);
+		if (obuf && obuf->spare && vstream_buf_shows(obuf, f)) {
+			spare = obuf->spare;
 			obuf->spare = NULL;
 			pipe->out_held--;
 			break;
 		}
 	}
+	vstream_buf_unmap(buf, spare);
 }
 
 /*

@@ -269,8 +269,9 @@ struct vstream_frame *vstream_buf_spare(struct vstream_buffer *buf);
 bool vstream_buf_share(struct vstream_buffer *buf, struct vstream_frame *f);
 bool vstream_buf_renew(struct vstream_buffer *buf, struct vstream_frame *spare);
 void *vstream_buf_writable(struct vstream_buffer *buf);
-const struct vstream_frame *vstream_buf_unmap(struct vstream_buffer *buf, bool let_go);
-bool vstream_buf_alone_with(struct vstream_buffer *buf, const struct vstream_frame *f);
+void vstream_buf_unmap(struct vstream_buffer *buf, struct vstream_frame *spare);
+const struct vstream_frame *vstream_buf_paired_frame(struct vstream_buffer *buf);
+bool vstream_buf_shows(struct vstream_buffer *buf, const struct vstream_frame *f);
 bool vstream_buf_fits(struct vstream_buffer *buf, struct vstream_buffer *obuf);
 void vstream_mem_stock(struct vb2_queue *q);
 
