@@ -505,6 +505,9 @@ static struct dma_buf *vstream_mem_get_dmabuf(struct vb2_buffer *vb, void *priv,
 	} else {
 		/* the dma-buf is these pages: this buffer never flips again */
 		mem->pinned = true;
+		/* and whoever has it may write them, unseen by our faults */
+		if (!mem->node->output)
+			mem->frame->written = true;
 		dbuf = vb2_vmalloc_memops.get_dmabuf(vb, mem->frame->vm, flags);
 	}
 	mutex_unlock(&mem->lock);
