@@ -306,6 +306,19 @@ static void vstream_out_advance(struct vstream_node *out, u64 now)
 		out->next_ns = now;
 }
 
+/* @obuf's reserved spare, which it holds no longer (NULL if none). */
+static struct vstream_frame *vstream_out_take_spare(struct vstream_pipe *pipe,
+						    struct vstream_buffer *obuf)
+{
+	struct vstream_frame *spare = obuf->spare;
+
+	if (spare) {
+		obuf->spare = NULL;
+		pipe->out_held--;
+	}
+	return spare;
+}
+
 /*
  * With pipe->lock, before the producer can write @obuf again (its DQBUF,
  * or STREAMOFF handing it back): if readers still share the frame it
@@ -315,13 +328,11 @@ static void vstream_out_advance(struct vstream_node *out, u64 now)
 void vstream_out_renew(struct vstream_buffer *obuf)
 {
 	struct vstream_node *out = vb2_get_drv_priv(obuf->vb.vb2_buf.vb2_queue);
-	struct vstream_frame *spare = obuf->spare;
+	struct vstream_frame *spare = vstream_out_take_spare(out->pipe, obuf);
 	u64 t0;
 
 	if (!spare)
 		return;
-	obuf->spare = NULL;
-	out->pipe->out_held--;
 	t0 = ktime_get_ns();
 	if (vstream_buf_renew(obuf, spare)) {
 		out->deliver_ns += (ktime_get_ns() - t0) / 4;
@@ -351,9 +362,7 @@ void vstream_pipe_let_go(struct vstream_node *cap, struct vstream_buffer *buf)
 		vb = vb2_get_buffer(q, i);
 		obuf = vb ? to_vstream_buffer(vb) : NULL;
 		if (obuf && obuf->spare && vstream_buf_shows(obuf, f)) {
-			spare = obuf->spare;
-			obuf->spare = NULL;
-			pipe->out_held--;
+			spare = vstream_out_take_spare(pipe, obuf);
 			break;
 		}
 	}
@@ -365,9 +374,10 @@ void vstream_pipe_let_go(struct vstream_node *cap, struct vstream_buffer *buf)
  * output's QBUF and write() and of each round of the thread, just before
  * pipe->lock is released (see struct vstream_pipe).  A producer's buffer
  * keeps the frame the readers now share until the producer dequeues it
- * (vstream_out_renew()): by then a reader at a camera's pace has queued
- * its buffer again and let go of the frame (vstream_buf_unmap()), so
- * nothing flips and the producer writes in place.  A buffer of a producer
+ * (vstream_out_renew()): by then a lone reader at a camera's pace has
+ * queued its buffer again and taken the spare in place of the frame
+ * (vstream_pipe_let_go()), so nothing flips and the producer writes in
+ * place.  A buffer of a producer
  * flat out flips now instead, on the thread's CPU while the producer
  * fills its next frame, after the readers are woken, whose wake-up the
  * unmap then overlaps.
