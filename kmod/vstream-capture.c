@@ -75,8 +75,7 @@ static void cap_buf_queue(struct vb2_buffer *vb)
 	struct vstream_node *node = vb2_get_drv_priv(vb->vb2_queue);
 	struct vstream_buffer *buf = to_vstream_buffer(vb);
 
-	if (vstream_pipe_shares_into(node))
-		vstream_pipe_let_go(node, buf);
+	vstream_buf_queued(buf, vstream_pipe_shares_into(node));
 	list_add_tail(&buf->list, &node->active);
 	/* the producer's next frame fills it; else the thread's idle frames */
 	if (!vstream_fed(node))

@@ -530,6 +530,7 @@ void vstream_return_buffers(struct vstream_node *node, enum vb2_buffer_state sta
 
 	list_for_each_entry_safe(buf, tmp, &node->active, list) {
 		list_del(&buf->list);
+		vstream_buf_taken(buf, true);
 		vb2_buffer_done(&buf->vb.vb2_buf, state);
 	}
 }

@@ -12,9 +12,10 @@
  * vstream_mem gets its own file offset (vm_pgoff), whatever offset vb2
  * used to pick the buffer.
  *
- * That gives the pipe thread (vstream-pipe.c) zero copy without lockstep:
- * the producer's buffer gets a spare frame, and the frame it showed is
- * delivered by pointing every reader's buffer at it.
+ * That gives the pipe (vstream-pipe.c) zero copy without lockstep: the
+ * frame a producer's buffer shows is delivered by pointing every reader's
+ * buffer at it, and the producer's buffer gets a spare frame if a reader
+ * still holds that frame when the producer would write it again.
  * A reader therefore holds its frames, and only its frames, for as long as
  * it likes; nobody waits for it.  Rules:
  *
@@ -22,6 +23,11 @@
  *   kernel first gives the buffer it writes a private frame (copies and
  *   idle frames), and user space sees it mapped read-only; a write fault
  *   copies it for the writer alone (copy on write, counted in `cow`).
+ *   One exception: the producer writes its buffer's frame when the
+ *   others that show it are readers' queued buffers, which are the
+ *   driver's to fill, as a camera's DMA fills them (f->queued).  So a
+ *   reader whose buffers go round in step with the producer's gets each
+ *   buffer back showing the same pages, with nothing remapped.
  * - Buffers whose frame must not move are "pinned" and take part only by
  *   copy: exported ones (EXPBUF: the dma-buf holds those very pages), and
  *   those of a queue in read()/write() mode (vb2's file I/O caches their
@@ -39,7 +45,9 @@
  *
  * Locking: mem->lock (a mutex) guards mem->frame and mem->mappings; it
  * nests inside pipe->lock and inside the mm's locks (fault handlers), and
- * is held across unmap_mapping_range().  Frame refcounts are atomic; the
+ * is held across unmap_mapping_range().  mem->queued changes under both
+ * pipe->lock and mem->lock.  Frame refcounts and f->queued are atomic (a
+ * queued buffer's write fault moves it under mem->lock alone); the
  * spare list has its own spinlock.  vb2 calls alloc, put and get_dmabuf
  * under the queue lock (pipe->lock), mmap under the mm's lock.
  */
@@ -49,6 +57,7 @@
 #include <linux/kref.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
+#include <linux/timekeeping.h>
 #include <linux/vmalloc.h>
 #include <media/videobuf2-vmalloc.h>
 
@@ -69,6 +78,7 @@ struct vstream_frame {
 	void *vaddr;
 	unsigned long size;
 	unsigned long *pfn;		/* of each page, for the fault handler */
+	atomic_t queued;		/* readers' queued buffers showing it */
 	bool written;			/* by a reader: never handed out again */
 };
 
@@ -83,6 +93,8 @@ struct vstream_mem {
 	int id;
 	bool pinned;
 	bool mapped;			/* PTEs may exist: faulted since the last zap */
+	bool queued;			/* a reader's, in the driver's queue (pipe->lock) */
+	bool steady;			/* its last delivery was the frame it showed */
 	struct address_space *mappings[VSTREAM_MEM_MAPPINGS];
 };
 
@@ -112,6 +124,9 @@ static void vstream_frame_release(struct kref *ref)
 	struct vstream_frame *f = container_of(ref, struct vstream_frame, ref);
 	struct vstream_pipe *pipe = f->pipe;
 	bool spare = false;
+
+	/* every queued buffer that counts in it holds a reference */
+	WARN_ON_ONCE(atomic_read(&f->queued));
 
 	/*
 	 * Pages an exported dma-buf still has, and pages a reader wrote (its
@@ -146,6 +161,22 @@ void vstream_frame_put(struct vstream_frame *f)
 static bool vstream_frame_shared(struct vstream_frame *f)
 {
 	return kref_read(&f->ref) > 1;
+}
+
+/*
+ * Shown by a buffer user space may read, beside the one asking: not only
+ * by readers' queued buffers.  A queued buffer that stops showing @f
+ * (a write fault, under its own mem->lock only) leaves f->queued before
+ * its kref_put(), which orders that as a release; reading the refcount
+ * first, then (after the barrier) the count, a race reads "yes".
+ */
+static bool vstream_frame_exposed(struct vstream_frame *f)
+{
+	unsigned int refs = kref_read(&f->ref);
+
+	/* the count after the refcount: pairs with kref_put()'s release */
+	smp_rmb();
+	return refs - atomic_read(&f->queued) > 1;
 }
 
 void *vstream_frame_vaddr(const struct vstream_frame *f)
@@ -265,6 +296,11 @@ static void vstream_mem_flip(struct vstream_mem *mem, struct vstream_frame *f)
 	struct vstream_frame *old = mem->frame;
 
 	mem->frame = f;
+	mem->steady = false;
+	if (mem->queued) {
+		atomic_inc(&f->queued);
+		atomic_dec(&old->queued);
+	}
 	vstream_mem_zap(mem);
 	vstream_frame_put(old);
 }
@@ -591,8 +627,11 @@ bool vstream_buf_fits(struct vstream_buffer *buf, struct vstream_buffer *obuf)
 	       PAGE_ALIGN(vb2_plane_size(&obuf->vb.vb2_buf, 0));
 }
 
-/* Deliver @f into @buf without copying; false if @buf cannot take it. */
-bool vstream_buf_share(struct vstream_buffer *buf, struct vstream_frame *f)
+/*
+ * Deliver @f into @buf without copying; false if @buf cannot take it.
+ * Counts in @flips if @buf showed another frame (its mappings go).
+ */
+bool vstream_buf_share(struct vstream_buffer *buf, struct vstream_frame *f, u64 *flips)
 {
 	struct vstream_mem *mem = vstream_buf_mem(buf);
 
@@ -602,25 +641,34 @@ bool vstream_buf_share(struct vstream_buffer *buf, struct vstream_frame *f)
 	if (mem->frame != f) {
 		kref_get(&f->ref);
 		vstream_mem_flip(mem, f);
+		(*flips)++;
+	} else {
+		mem->steady = true;
 	}
 	mutex_unlock(&mem->lock);
 	return true;
 }
 
 /*
- * Before @buf goes back to its owner: if others share its frame, flip it
- * to @spare (else give @spare back).  The caller's reference to @spare
- * is consumed.  Returns whether it flipped.
+ * Before the producer writes @buf again: if a buffer user space may read
+ * shows its frame too, flip it to @spare (else give @spare back).  The
+ * caller's reference to @spare is consumed.  Returns whether it flipped,
+ * and what the flip took in @cost_ns.
  */
-bool vstream_buf_renew(struct vstream_buffer *buf, struct vstream_frame *spare)
+bool vstream_buf_renew(struct vstream_buffer *buf, struct vstream_frame *spare,
+		       u64 *cost_ns)
 {
 	struct vstream_mem *mem = vstream_buf_mem(buf);
 	bool flip;
+	u64 t0;
 
+	*cost_ns = 0;
 	mutex_lock(&mem->lock);
-	flip = vstream_frame_shared(mem->frame);
+	flip = vstream_frame_exposed(mem->frame);
 	if (flip) {
+		t0 = ktime_get_ns();
 		vstream_mem_flip(mem, spare);
+		*cost_ns = ktime_get_ns() - t0;
 		spare = NULL;
 	}
 	mutex_unlock(&mem->lock);
@@ -629,52 +677,48 @@ bool vstream_buf_renew(struct vstream_buffer *buf, struct vstream_frame *spare)
 }
 
 /*
- * A reader's @buf is queued: its owner has let go of what it shows.  Its
- * mappings go now, in the owner's QBUF, so the flip that delivers the
- * next frame into it finds no TLB entry to flush in the producer's.  With
- * a @spare (a reference the caller gives up) it shows that instead
- * (nothing to zap: see vstream_pipe_let_go()).
+ * A reader's @buf is queued (with pipe->lock): the driver's until it is
+ * filled.  With @unmap the next frame will come by sharing; unless the
+ * last one was the frame @buf already showed (the reader's buffers and
+ * the producer's go round in step, and the next likely is too), its
+ * mappings go now, in the owner's QBUF, so that the flip delivering that
+ * frame finds no TLB entry to flush in the producer's.
  */
-void vstream_buf_unmap(struct vstream_buffer *buf, struct vstream_frame *spare)
+void vstream_buf_queued(struct vstream_buffer *buf, bool unmap)
 {
 	struct vstream_mem *mem = vstream_buf_mem(buf);
 
-	if (!vstream_buf_can_share(buf)) {
-		vstream_frame_put(spare);
-		return;
-	}
-	mutex_lock(&mem->lock);
-	vstream_mem_zap(mem);
-	if (spare)
-		vstream_mem_flip(mem, spare);
-	mutex_unlock(&mem->lock);
-}
-
-/* @buf's frame if exactly one other buffer shows it too (compare only). */
-const struct vstream_frame *vstream_buf_paired_frame(struct vstream_buffer *buf)
-{
-	struct vstream_mem *mem = vstream_buf_mem(buf);
-	const struct vstream_frame *f = NULL;
-
+	lockdep_assert_held(&mem->node->pipe->lock);
 	if (!vstream_buf_can_share(buf))
-		return NULL;
+		return;
 	mutex_lock(&mem->lock);
-	if (kref_read(&mem->frame->ref) == 2)
-		f = mem->frame;
+	mem->queued = true;
+	atomic_inc(&mem->frame->queued);
+	if (unmap && !mem->steady)
+		vstream_mem_zap(mem);
 	mutex_unlock(&mem->lock);
-	return f;
 }
 
-/* @buf shows @f (compared, not touched). */
-bool vstream_buf_shows(struct vstream_buffer *buf, const struct vstream_frame *f)
+/*
+ * The driver takes a reader's @buf off its queue (with pipe->lock), to
+ * fill it or, with @hand_back, to give it back unfilled (STREAMOFF).
+ * From now on the producer never writes what it shows; one handed back
+ * carries no frame, so it gets pages of its own if it shares them and
+ * the producer may be writing them (on failure it keeps them).
+ */
+void vstream_buf_taken(struct vstream_buffer *buf, bool hand_back)
 {
 	struct vstream_mem *mem = vstream_buf_mem(buf);
-	bool shows;
 
+	lockdep_assert_held(&mem->node->pipe->lock);
+	if (!mem->queued)
+		return;
 	mutex_lock(&mem->lock);
-	shows = mem->frame == f;
+	mem->queued = false;
+	atomic_dec(&mem->frame->queued);
+	if (hand_back)
+		vstream_mem_unshare(mem, false);
 	mutex_unlock(&mem->lock);
-	return shows;
 }
 
 /* Kernel address to write a frame into @buf: its memory, made private. */
@@ -687,6 +731,7 @@ void *vstream_buf_writable(struct vstream_buffer *buf)
 	if (vb->vb2_queue->memory == VB2_MEMORY_MMAP) {
 		mutex_lock(&mem->lock);
 		err = vstream_mem_unshare(mem, false);
+		mem->steady = false;
 		mutex_unlock(&mem->lock);
 	}
 	return err ? NULL : vb2_plane_vaddr(vb, 0);

@@ -13,12 +13,15 @@
  * Zero copy: a producer frame in an MMAP buffer is delivered to every MMAP
  * reader by pointing the reader's buffer at the same frame
  * (vstream_buf_share()).  Before the producer can write that buffer again
- * (its DQBUF), the buffer gets a spare frame if a reader still shows the
- * frame (vstream_out_renew()), so the producer never writes a frame a
- * reader has dequeued, and never waits for a reader.  A reader with no
- * buffer queued when a frame comes gets a drop.  The kernel writes only
- * frames nobody else shows (vstream_buf_writable()), so a dequeued buffer
- * never changes until its owner queues it again.
+ * (its DQBUF), the buffer gets a spare frame if a buffer user space may
+ * read still shows the frame (vstream_out_renew()), so the producer never
+ * writes a frame a reader has dequeued, and never waits for a reader.  A
+ * reader that queued its buffer back does not count: that buffer is the
+ * driver's to fill, and it most likely gets the same frame again, new
+ * content in the same pages.  A reader with no buffer queued when a frame
+ * comes gets a drop.  The kernel writes only frames nobody else shows
+ * (vstream_buf_writable()), so a dequeued buffer never changes until its
+ * owner queues it again.
  */
 
 #include <linux/freezer.h>
@@ -72,8 +75,10 @@ static struct vstream_buffer *vstream_peek(struct vstream_node *node, bool take)
 	struct vstream_buffer *buf;
 
 	buf = list_first_entry_or_null(&node->active, struct vstream_buffer, list);
-	if (buf && take)
+	if (buf && take) {
 		list_del(&buf->list);
+		vstream_buf_taken(buf, false);
+	}
 	return buf;
 }
 
@@ -87,8 +92,8 @@ bool vstream_same_layout(const struct v4l2_pix_format *a, const struct v4l2_pix_
 
 /*
  * The next frame for @cap will come by sharing the producer's: it streams
- * the same layout from MMAP buffers.  Only then are @cap's buffers
- * unmapped when queued (vstream_buf_unmap()); the kernel writes the
+ * the same layout from MMAP buffers.  Only then may @cap's buffers be
+ * unmapped when queued (vstream_buf_queued()); the kernel writes the
  * others in place.
  */
 bool vstream_pipe_shares_into(struct vstream_node *cap)
@@ -125,6 +130,22 @@ static bool vstream_convert_into(struct vstream_node *cap, struct vstream_buffer
 		return false;
 	vstream_convert(src, sbuf, &cap->fmt, dst);
 	vb2_set_plane_payload(&buf->vb.vb2_buf, 0, cap->fmt.sizeimage);
+	return true;
+}
+
+/*
+ * @buf, taken from @cap's queue, could not be written.  An MMAP buffer
+ * fails only when no pages of its own can be had: it may still show a
+ * frame the producer is writing (a reader's queued buffer may), so it
+ * stays the driver's, back at the head of the queue, instead of going to
+ * its reader as an ERROR buffer.  True if it did.
+ */
+static bool vstream_requeue(struct vstream_node *cap, struct vstream_buffer *buf)
+{
+	if (!vstream_buf_can_share(buf))
+		return false;
+	list_add(&buf->list, &cap->active);
+	vstream_buf_queued(buf, false);
 	return true;
 }
 
@@ -187,7 +208,7 @@ void vstream_pipe_forget_last(struct vstream_pipe *pipe)
 
 /*
  * The producer's frame, to share: only with a spare at hand that its
- * buffer flips to if readers still share the frame when the producer
+ * buffer flips to if a reader still holds the frame when the producer
  * would write it again (obuf->spare, vstream_out_renew()).
  */
 static struct vstream_frame *vstream_share_source(struct vstream_pipe *pipe,
@@ -198,16 +219,15 @@ static struct vstream_frame *vstream_share_source(struct vstream_pipe *pipe,
 	obuf->spare = vstream_buf_spare(obuf);
 	if (!obuf->spare)
 		return NULL;
-	pipe->out_held++;
 	return vstream_buf_get_frame(obuf);
 }
 
 /*
- * One producer frame to every reader.  Returns how the producer's buffer
- * is to be completed: the caller does that.
+ * One producer frame to every reader, stamped @ts.  Returns how the
+ * producer's buffer is to be completed: the caller does that.
  */
 static enum vb2_buffer_state vstream_deliver_frame(struct vstream_pipe *pipe,
-						   struct vstream_buffer *obuf)
+						   struct vstream_buffer *obuf, u64 ts)
 {
 	struct vstream_node *out = &pipe->out;
 	struct vb2_buffer *ovb = &obuf->vb.vb2_buf;
@@ -215,7 +235,6 @@ static enum vb2_buffer_state vstream_deliver_frame(struct vstream_pipe *pipe,
 	size_t len = vb2_get_plane_payload(ovb, 0);
 	struct vstream_frame *f = NULL;
 	u32 field = obuf->vb.field;
-	u64 ts = ktime_get_ns();
 	bool tried = false;	/* to share: no spare is taken for nothing */
 	unsigned int i;
 
@@ -250,13 +269,19 @@ static enum vb2_buffer_state vstream_deliver_frame(struct vstream_pipe *pipe,
 			}
 			cap->copies++;
 			out->copies++;
-		} else if (f && vstream_buf_share(buf, f)) {
+		} else if (f && vstream_buf_share(buf, f, &cap->flips)) {
 			vb2_set_plane_payload(&buf->vb.vb2_buf, 0, n);
 			cap->zerocopy++;
 			out->zerocopy++;
 		} else {
 			void *dst = vstream_buf_writable(buf);
 
+			if (!dst && vstream_requeue(cap, buf)) {
+				cap->seq++;
+				cap->drops++;
+				out->drops++;
+				continue;
+			}
 			if (!dst) {
 				vstream_settle(pipe, buf, VB2_BUF_STATE_ERROR);
 				continue;
@@ -283,13 +308,18 @@ static enum vb2_buffer_state vstream_deliver_frame(struct vstream_pipe *pipe,
 	return VB2_BUF_STATE_DONE;
 }
 
-/* vstream_deliver_frame() of a settled @obuf, its cost noted */
-static void vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *obuf)
+/*
+ * vstream_deliver_frame() of a settled @obuf, begun at @now, its cost
+ * noted; returns the time it ended.
+ */
+static u64 vstream_deliver(struct vstream_pipe *pipe, struct vstream_buffer *obuf, u64 now)
 {
-	u64 t0 = ktime_get_ns();
+	u64 end;
 
-	vstream_settle(pipe, obuf, vstream_deliver_frame(pipe, obuf));
-	obuf->cost_ns = ktime_get_ns() - t0;
+	vstream_settle(pipe, obuf, vstream_deliver_frame(pipe, obuf, now));
+	end = ktime_get_ns();
+	obuf->cost_ns = end - now;
+	return end;
 }
 
 /* A producer frame is due now: not paced, or its time has come. */
@@ -306,67 +336,26 @@ static void vstream_out_advance(struct vstream_node *out, u64 now)
 		out->next_ns = now;
 }
 
-/* @obuf's reserved spare, which it holds no longer (NULL if none). */
-static struct vstream_frame *vstream_out_take_spare(struct vstream_pipe *pipe,
-						    struct vstream_buffer *obuf)
-{
-	struct vstream_frame *spare = obuf->spare;
-
-	if (spare) {
-		obuf->spare = NULL;
-		pipe->out_held--;
-	}
-	return spare;
-}
-
 /*
  * With pipe->lock, before the producer can write @obuf again (its DQBUF,
- * or STREAMOFF handing it back): if readers still share the frame it
- * delivered, it flips to the spare taken for it (vstream_share_source()).
- * A flip's cost counts in its delivery's (VSTREAM_INLINE_RATIO).
+ * or STREAMOFF handing it back): if a buffer user space may read shows
+ * the frame it delivered, it flips to the spare taken for it
+ * (vstream_share_source()).  A flip's cost counts in its delivery's
+ * (VSTREAM_INLINE_RATIO).
  */
 void vstream_out_renew(struct vstream_buffer *obuf)
 {
 	struct vstream_node *out = vb2_get_drv_priv(obuf->vb.vb2_buf.vb2_queue);
-	struct vstream_frame *spare = vstream_out_take_spare(out->pipe, obuf);
-	u64 t0;
+	struct vstream_frame *spare = obuf->spare;
+	u64 cost;
 
 	if (!spare)
 		return;
-	t0 = ktime_get_ns();
-	if (vstream_buf_renew(obuf, spare)) {
-		out->deliver_ns += (ktime_get_ns() - t0) / 4;
+	obuf->spare = NULL;
+	if (vstream_buf_renew(obuf, spare, &cost)) {
+		out->deliver_ns += cost / 4;
 		out->flips++;
 	}
-}
-
-/*
- * With pipe->lock, a reader's @buf is queued: its mappings go
- * (vstream_buf_unmap()).  If the only other buffer that shows its frame
- * is a producer's that has not flipped yet, the reader's buffer takes
- * that buffer's reserved spare instead: the producer's buffer, alone with
- * its frame, need not flip when it is dequeued, and no frame is added.
- */
-void vstream_pipe_let_go(struct vstream_node *cap, struct vstream_buffer *buf)
-{
-	struct vstream_pipe *pipe = cap->pipe;
-	struct vb2_queue *q = &pipe->out.queue;
-	const struct vstream_frame *f;
-	struct vstream_frame *spare = NULL;
-	struct vstream_buffer *obuf;
-	struct vb2_buffer *vb;
-	unsigned int i;
-
-	f = pipe->out_held ? vstream_buf_paired_frame(buf) : NULL;
-	for (i = 0; f && i < vstream_vb2_num_buffers(q); i++) {
-		vb = vb2_get_buffer(q, i);
-		obuf = vb ? to_vstream_buffer(vb) : NULL;
-		if (obuf && obuf->spare && vstream_buf_shows(obuf, f)) {
-			spare = vstream_out_take_spare(pipe, obuf);
-			break;
-		}
-	}
-	vstream_buf_unmap(buf, spare);
 }
 
 /*
@@ -374,13 +363,11 @@ void vstream_pipe_let_go(struct vstream_node *cap, struct vstream_buffer *buf)
  * output's QBUF and write() and of each round of the thread, just before
  * pipe->lock is released (see struct vstream_pipe).  A producer's buffer
  * keeps the frame the readers now share until the producer dequeues it
- * (vstream_out_renew()): by then a lone reader at a camera's pace has
- * queued its buffer again and taken the spare in place of the frame
- * (vstream_pipe_let_go()), so nothing flips and the producer writes in
- * place.  A buffer of a producer
- * flat out flips now instead, on the thread's CPU while the producer
- * fills its next frame, after the readers are woken, whose wake-up the
- * unmap then overlaps.
+ * (vstream_out_renew()): by then readers at a camera's pace have queued
+ * their buffers back, so nothing flips and the producer writes in place.
+ * A buffer of a producer flat out flips now instead, on the thread's CPU
+ * while the producer fills its next frame, after the readers are woken,
+ * whose wake-up the unmap then overlaps.
  */
 void vstream_pipe_complete(struct vstream_pipe *pipe)
 {
@@ -426,7 +413,7 @@ void vstream_pipe_produce(struct vstream_pipe *pipe, struct vstream_buffer *obuf
 	obuf->flat_out = gap < VSTREAM_INLINE_RATIO * out->deliver_ns;
 	if (out->streaming && list_empty(&out->active) && vstream_out_due(out, now) &&
 	    !obuf->flat_out) {
-		vstream_deliver(pipe, obuf);
+		vstream_deliver(pipe, obuf, now);
 		vstream_out_advance(out, now);
 	} else {
 		list_add_tail(&obuf->list, &out->active);
@@ -472,10 +459,12 @@ static void vstream_idle_frame(struct vstream_pipe *pipe, struct vstream_node *c
 		return;
 	}
 	/* the last frame is shared when it can be, all else is written */
-	if (!last || !vstream_buf_share(buf, pipe->last)) {
+	if (!last || !vstream_buf_share(buf, pipe->last, &cap->flips)) {
 		vbuf = vstream_buf_writable(buf);
 		if (!vbuf) {
-			vstream_settle(pipe, buf, VB2_BUF_STATE_ERROR);
+			/* or retried at the next tick */
+			if (!vstream_requeue(cap, buf))
+				vstream_settle(pipe, buf, VB2_BUF_STATE_ERROR);
 			return;
 		}
 	}
@@ -519,8 +508,7 @@ static u64 vstream_pipe_round(struct vstream_pipe *pipe)
 			break;
 		}
 		obuf = vstream_peek(out, true);
-		vstream_deliver(pipe, obuf);
-		now = ktime_get_ns();
+		now = vstream_deliver(pipe, obuf, now);
 		vstream_out_advance(out, now);
 	}
 

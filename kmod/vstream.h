@@ -69,7 +69,7 @@ struct vstream_buffer {
 	struct list_head list;		/* on node->active or pipe->done */
 	enum vb2_buffer_state state;	/* on pipe->done: how it completes */
 	/*
-	 * A producer's: the frame it flips to if readers still share its
+	 * A producer's: the frame it flips to if a reader still holds its
 	 * frame when it goes back to the producer (NULL if it shared none),
 	 * its delivery's cost, and whether the producer queued it flat out
 	 * (it flips as soon as it is delivered: vstream_pipe_complete()).
@@ -144,7 +144,8 @@ struct vstream_node {
 	u64 zerocopy;
 	u64 copies;
 	atomic64_t cow;			/* copies on a reader's write, vstream-mem.c */
-	u64 flips;			/* output: its buffers given a spare frame */
+	/* output: its buffers flipped to a spare; capture: buffers repointed */
+	u64 flips;
 };
 
 /*
@@ -175,8 +176,6 @@ struct vstream_pipe {
 	struct vstream_node cap[VSTREAM_MAX_READERS];
 	unsigned int readers;
 	struct list_head done;		/* settled buffers, see above */
-	/* producer buffers that show a frame readers may share: with a spare */
-	unsigned int out_held;
 
 	/* Frames no buffer uses, kept for the next flip (vstream-mem.c). */
 	spinlock_t spare_lock;
@@ -266,12 +265,12 @@ void vstream_mem_drain(struct vstream_pipe *pipe);
 bool vstream_buf_can_share(struct vstream_buffer *buf);
 struct vstream_frame *vstream_buf_get_frame(struct vstream_buffer *buf);
 struct vstream_frame *vstream_buf_spare(struct vstream_buffer *buf);
-bool vstream_buf_share(struct vstream_buffer *buf, struct vstream_frame *f);
-bool vstream_buf_renew(struct vstream_buffer *buf, struct vstream_frame *spare);
+bool vstream_buf_share(struct vstream_buffer *buf, struct vstream_frame *f, u64 *flips);
+bool vstream_buf_renew(struct vstream_buffer *buf, struct vstream_frame *spare,
+		       u64 *cost_ns);
 void *vstream_buf_writable(struct vstream_buffer *buf);
-void vstream_buf_unmap(struct vstream_buffer *buf, struct vstream_frame *spare);
-const struct vstream_frame *vstream_buf_paired_frame(struct vstream_buffer *buf);
-bool vstream_buf_shows(struct vstream_buffer *buf, const struct vstream_frame *f);
+void vstream_buf_queued(struct vstream_buffer *buf, bool unmap);
+void vstream_buf_taken(struct vstream_buffer *buf, bool hand_back);
 bool vstream_buf_fits(struct vstream_buffer *buf, struct vstream_buffer *obuf);
 void vstream_mem_stock(struct vb2_queue *q);
 
@@ -286,7 +285,6 @@ void vstream_pipe_kick(struct vstream_pipe *pipe);
 void vstream_pipe_produce(struct vstream_pipe *pipe, struct vstream_buffer *obuf);
 void vstream_pipe_complete(struct vstream_pipe *pipe);
 void vstream_out_renew(struct vstream_buffer *obuf);
-void vstream_pipe_let_go(struct vstream_node *cap, struct vstream_buffer *buf);
 void vstream_node_set_streaming(struct vstream_node *node, bool on);
 
 #endif
