@@ -20,11 +20,15 @@
  *   fanout  every reader gets every byte, and the pipe made no copy.
  *   paced   a producer at a camera's pace (it dequeues a buffer only when
  *           its next frame is due) and a reader that checks each frame and
- *           queues it back: every frame intact and shared, and the
- *           producer's buffers rarely flip to a spare (at most half the
- *           frames; each did before), as the reader let go of each frame
- *           before the producer wrote that buffer again (`flips` in the
- *           output's stats).
+ *           queues it back: every frame intact and shared, the producer's
+ *           buffers rarely flip to a spare (at most half the frames; each
+ *           did before), as the reader let go of each frame before the
+ *           producer wrote that buffer again, and the reader's buffers
+ *           are rarely repointed (at most half; each was before), as its
+ *           buffers and the producer's go round in step (`flips` in the
+ *           output's and the capture node's stats).  Then a frame the
+ *           reader holds while the producer writes three rounds of its
+ *           buffers must not change (its buffer flipped after all).
  *   idle    with no producer, a reader that held every buffer past its
  *           frame times gets its next idle frame right after it queues
  *           a buffer (its QBUF wakes the pipe thread), not at the
@@ -529,35 +533,58 @@ static int group_fanout(void)
 
 static int group_paced(void)
 {
-	long long f0, z0, fl0, frames, zerocopy, flips;
+	long long f0, z0, fl0, cfl0, frames, zerocopy, flips, cflips;
 	struct v4l2_buffer b;
 	double rate, prate;
 	struct reader r;
 
 	CHECK(vs_stat(out_path, "flips") >= 0, "no flips counter in %s's stats", out_path);
+	CHECK(vs_stat(cap_path[0], "flips") >= 0, "no flips counter in %s's stats", cap_path[0]);
 	camera = true;
 	start_producer();
 	wait_for_producer();
+	cfl0 = vs_stat(cap_path[0], "flips");
 	reader_open(&r, cap_path[0]);
 	CHECK(reader_next(&r, &b, 20000) == 0, "no producer frame on %s", r.s.path);
+	/* a new buffer showed pages of its own: its first frame repointed it */
+	CHECK(vs_stat(cap_path[0], "flips") > cfl0, "%s counted no buffer repointed",
+	      cap_path[0]);
 	qbuf(&r.s, b.index, 0, 0);
 	f0 = vs_stat(out_path, "frames");
 	z0 = vs_stat(out_path, "zerocopy");
 	fl0 = vs_stat(out_path, "flips");
+	cfl0 = vs_stat(cap_path[0], "flips");
 	count_for(&r, 3, &rate, &prate);
 	frames = vs_stat(out_path, "frames") - f0;
 	zerocopy = vs_stat(out_path, "zerocopy") - z0;
 	flips = vs_stat(out_path, "flips") - fl0;
+	cflips = vs_stat(cap_path[0], "flips") - cfl0;
+	for (int k = 0; k < 3; k++) {
+		void *held = take(&r, &b);
+		long long p0 = __atomic_load_n(&produced, __ATOMIC_RELAXED);
+
+		for (int t = 0; t < 100 && __atomic_load_n(&produced, __ATOMIC_RELAXED) <
+					   p0 + 3 * NBUF; t++)
+			usleep(100000);
+		CHECK(__atomic_load_n(&produced, __ATOMIC_RELAXED) >= p0 + 3 * NBUF,
+		      "the producer stalled while a reader held a frame");
+		same(&r, &b, held, "while the producer wrote three rounds of its buffers");
+		free(held);
+		qbuf(&r.s, b.index, 0, 0);
+	}
 	stop_producer_now();
 	reader_close(&r);
-	printf("vs-isolate: paced: %lld frames (%.1f/s read), %lld not intact, zerocopy %lld, producer flips %lld\n",
-	       frames, rate, r.bad, zerocopy, flips);
+	printf("vs-isolate: paced: %lld frames (%.1f/s read), %lld not intact, zerocopy %lld, producer flips %lld, reader flips %lld\n",
+	       frames, rate, r.bad, zerocopy, flips, cflips);
 	CHECK(frames >= 45, "the producer made %lld frames in 3.3 s", frames);
 	CHECK(!r.bad, "frames not intact");
 	CHECK(zerocopy >= frames * 9 / 10, "frames were not shared");
 	/* each shared frame flipped before the producer dequeued lazily */
 	CHECK(flips * 2 <= frames, "the producer's buffers flipped for %lld of %lld frames",
 	      flips, frames);
+	/* and each delivery repointed a reader buffer, zapped at its QBUF */
+	CHECK(cflips * 2 <= frames, "the reader's buffers were repointed for %lld of %lld frames",
+	      cflips, frames);
 	printf("vs-isolate: paced: ok\n");
 	return 0;
 }
