@@ -95,6 +95,7 @@ struct vstream_mem {
 	bool mapped;			/* PTEs may exist: faulted since the last zap */
 	bool queued;			/* a reader's, in the driver's queue (pipe->lock) */
 	bool steady;			/* its last delivery was the frame it showed */
+	bool must_unshare;		/* handed back sharing: its next fault unshares */
 	struct address_space *mappings[VSTREAM_MEM_MAPPINGS];
 };
 
@@ -126,7 +127,10 @@ static void vstream_frame_release(struct kref *ref)
 	bool spare = false;
 
 	/* every queued buffer that counts in it holds a reference */
-	WARN_ON_ONCE(atomic_read(&f->queued));
+	if (WARN_ON_ONCE(atomic_read(&f->queued))) {
+		vstream_frame_free(f);	/* a reuse would count it wrong */
+		return;
+	}
 
 	/*
 	 * Pages an exported dma-buf still has, and pages a reader wrote (its
@@ -297,6 +301,7 @@ static void vstream_mem_flip(struct vstream_mem *mem, struct vstream_frame *f)
 
 	mem->frame = f;
 	mem->steady = false;
+	mem->must_unshare = false;
 	if (mem->queued) {
 		atomic_inc(&f->queued);
 		atomic_dec(&old->queued);
@@ -375,7 +380,11 @@ static vm_fault_t vstream_vm_fault(struct vm_fault *vmf)
 	int err = 0;
 
 	mutex_lock(&mem->lock);
-	if (vmf->flags & FAULT_FLAG_WRITE)
+	if (mem->must_unshare) {
+		err = vstream_mem_unshare(mem, false);
+		mem->must_unshare = err != 0;
+	}
+	if (!err && (vmf->flags & FAULT_FLAG_WRITE))
 		err = vstream_mem_unshare(mem, true);
 	if (!err && start + (vma->vm_end - vma->vm_start) > mem->frame->size)
 		err = -EFAULT;
@@ -519,11 +528,12 @@ static void vstream_mem_put(void *priv)
 	/*
 	 * Still mapped: the mapping keeps showing this frame.  Make it the
 	 * mapping's own now, while vb2's buffer can still allocate, so that
-	 * a later write needs no copy on write.  On failure such a write
-	 * gets SIGBUS, the frame never changes.
+	 * a later write needs no copy on write.  On failure its PTEs go (a
+	 * producer's may be writable on a frame readers share): a later
+	 * write gets SIGBUS, the frame never changes.
 	 */
-	if (kref_read(&mem->ref) > 1)
-		vstream_mem_unshare(mem, true);
+	if (kref_read(&mem->ref) > 1 && vstream_mem_unshare(mem, true))
+		vstream_mem_zap(mem);
 	mem->vb = NULL;
 	mutex_unlock(&mem->lock);
 	vstream_mem_unref(mem);
@@ -693,6 +703,7 @@ void vstream_buf_queued(struct vstream_buffer *buf, bool unmap)
 		return;
 	mutex_lock(&mem->lock);
 	mem->queued = true;
+	mem->must_unshare = false;
 	atomic_inc(&mem->frame->queued);
 	if (unmap && !mem->steady)
 		vstream_mem_zap(mem);
@@ -704,7 +715,8 @@ void vstream_buf_queued(struct vstream_buffer *buf, bool unmap)
  * fill it or, with @hand_back, to give it back unfilled (STREAMOFF).
  * From now on the producer never writes what it shows; one handed back
  * carries no frame, so it gets pages of its own if it shares them and
- * the producer may be writing them (on failure it keeps them).
+ * the producer may be writing them (if none can be had, its mappings go
+ * and its next fault tries again: SIGBUS if memory is still short).
  */
 void vstream_buf_taken(struct vstream_buffer *buf, bool hand_back)
 {
@@ -716,8 +728,11 @@ void vstream_buf_taken(struct vstream_buffer *buf, bool hand_back)
 	mutex_lock(&mem->lock);
 	mem->queued = false;
 	atomic_dec(&mem->frame->queued);
-	if (hand_back)
-		vstream_mem_unshare(mem, false);
+	if (hand_back && vstream_mem_unshare(mem, false)) {
+		/* no pages now: its next fault tries again, or fails */
+		vstream_mem_zap(mem);
+		mem->must_unshare = true;
+	}
 	mutex_unlock(&mem->lock);
 }
 

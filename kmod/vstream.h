@@ -144,7 +144,10 @@ struct vstream_node {
 	u64 zerocopy;
 	u64 copies;
 	atomic64_t cow;			/* copies on a reader's write, vstream-mem.c */
-	/* output: its buffers flipped to a spare; capture: buffers repointed */
+	/*
+	 * output: its buffers flipped to a spare; capture: deliveries that
+	 * repointed one of its buffers
+	 */
 	u64 flips;
 };
 
