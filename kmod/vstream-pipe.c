@@ -149,6 +149,14 @@ static bool vstream_requeue(struct vstream_node *cap, struct vstream_buffer *buf
 	return true;
 }
 
+/* A producer frame @cap had no buffer for: its sequence leaves a gap. */
+static void vstream_drop(struct vstream_node *cap)
+{
+	cap->seq++;
+	cap->drops++;
+	cap->pipe->out.drops++;
+}
+
 /* Stamp the node's next sequence number on @vb and count the frame. */
 static void vstream_count_frame(struct vstream_node *node, struct vb2_v4l2_buffer *vb)
 {
@@ -250,9 +258,7 @@ static enum vb2_buffer_state vstream_deliver_frame(struct vstream_pipe *pipe,
 			continue;
 		buf = vstream_peek(cap, true);
 		if (!buf) {
-			cap->seq++;
-			cap->drops++;
-			out->drops++;
+			vstream_drop(cap);
 			continue;
 		}
 		n = min_t(size_t, len, vb2_plane_size(&buf->vb.vb2_buf, 0));
@@ -277,9 +283,7 @@ static enum vb2_buffer_state vstream_deliver_frame(struct vstream_pipe *pipe,
 			void *dst = vstream_buf_writable(buf);
 
 			if (!dst && vstream_requeue(cap, buf)) {
-				cap->seq++;
-				cap->drops++;
-				out->drops++;
+				vstream_drop(cap);
 				continue;
 			}
 			if (!dst) {
