@@ -285,13 +285,19 @@ static void count_for(struct reader *r, double seconds, double *rate, double *pr
 	pthread_join(r->thread, NULL);
 }
 
-static void wait_for_producer(void)
+/* Wait up to @tenths tenths of a second for @n more producer frames. */
+static void wait_more_frames(long long n, int tenths, const char *why)
 {
 	long long f0 = vs_stat(out_path, "frames");
 
-	for (int i = 0; i < 600 && vs_stat(out_path, "frames") < f0 + 3; i++)
+	for (int i = 0; i < tenths && vs_stat(out_path, "frames") < f0 + n; i++)
 		usleep(100000);
-	CHECK(vs_stat(out_path, "frames") >= f0 + 3, "producer never streamed");
+	CHECK(vs_stat(out_path, "frames") >= f0 + n, "%s", why);
+}
+
+static void wait_for_producer(void)
+{
+	wait_more_frames(3, 600, "producer never streamed");
 }
 
 /* frozen */
@@ -563,12 +569,8 @@ static int group_paced(void)
 	drops = vs_stat(cap_path[0], "drops") - d0;
 	for (int k = 0; k < 3; k++) {
 		void *held = take(&r, &b);
-		long long p0 = vs_stat(out_path, "frames");
 
-		for (int t = 0; t < 100 && vs_stat(out_path, "frames") < p0 + 3 * NBUF; t++)
-			usleep(100000);
-		CHECK(vs_stat(out_path, "frames") >= p0 + 3 * NBUF,
-		      "the producer stalled while a reader held a frame");
+		wait_more_frames(3 * NBUF, 100, "the producer stalled while a reader held a frame");
 		same(&r, &b, held, "while the producer wrote three rounds of its buffers");
 		free(held);
 		qbuf(&r.s, b.index, 0, 0);
