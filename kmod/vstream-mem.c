@@ -661,9 +661,8 @@ bool vstream_buf_share(struct vstream_buffer *buf, struct vstream_frame *f, u64 
 
 /*
  * Before the producer writes @buf again: if a buffer user space may read
- * shows its frame too, flip it to @spare (else give @spare back).  The
- * caller's reference to @spare is consumed.  Returns whether it flipped,
- * and what the flip took in @cost_ns.
+ * shows its frame too, flip it to @spare, whose reference that consumes.
+ * Returns whether it flipped, and what the flip took in @cost_ns.
  */
 bool vstream_buf_renew(struct vstream_buffer *buf, struct vstream_frame *spare,
 		       u64 *cost_ns)
@@ -679,10 +678,8 @@ bool vstream_buf_renew(struct vstream_buffer *buf, struct vstream_frame *spare,
 		t0 = ktime_get_ns();
 		vstream_mem_flip(mem, spare);
 		*cost_ns = ktime_get_ns() - t0;
-		spare = NULL;
 	}
 	mutex_unlock(&mem->lock);
-	vstream_frame_put(spare);
 	return flip;
 }
 

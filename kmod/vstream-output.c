@@ -88,7 +88,7 @@ ssize_t vstream_out_write(struct file *file, const char __user *data, size_t cou
 /* The producer is about to write @vb again: it must show no reader's frame. */
 static void out_buf_finish(struct vb2_buffer *vb)
 {
-	vstream_out_renew(to_vstream_buffer(vb));
+	vstream_out_renew(to_vstream_buffer(vb), false);
 }
 
 static int out_start_streaming(struct vb2_queue *q, unsigned int count)
@@ -130,7 +130,7 @@ static void out_stop_streaming(struct vb2_queue *q)
 	for (i = 0; i < vstream_vb2_num_buffers(q); i++) {
 		vb = vb2_get_buffer(q, i);
 		if (vb)
-			vstream_out_renew(to_vstream_buffer(vb));
+			vstream_out_renew(to_vstream_buffer(vb), true);
 	}
 	/* an idle pipe keeps no spare frames */
 	vstream_mem_drain(node->pipe);

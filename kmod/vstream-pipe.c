@@ -217,14 +217,16 @@ void vstream_pipe_forget_last(struct vstream_pipe *pipe)
 /*
  * The producer's frame, to share: only with a spare at hand that its
  * buffer flips to if a reader still holds the frame when the producer
- * would write it again (obuf->spare, vstream_out_renew()).
+ * would write it again (obuf->spare, vstream_out_renew()).  A spare that
+ * was not needed stays with the buffer for its next delivery.
  */
 static struct vstream_frame *vstream_share_source(struct vstream_pipe *pipe,
 						  struct vstream_buffer *obuf)
 {
 	if (!vstream_buf_can_share(obuf))
 		return NULL;
-	obuf->spare = vstream_buf_spare(obuf);
+	if (!obuf->spare)
+		obuf->spare = vstream_buf_spare(obuf);
 	if (!obuf->spare)
 		return NULL;
 	return vstream_buf_get_frame(obuf);
@@ -345,20 +347,25 @@ static void vstream_out_advance(struct vstream_node *out, u64 now)
  * or STREAMOFF handing it back): if a buffer user space may read shows
  * the frame it delivered, it flips to the spare taken for it
  * (vstream_share_source()).  A flip's cost counts in its delivery's
- * (VSTREAM_INLINE_RATIO).
+ * (VSTREAM_INLINE_RATIO).  An unused spare stays: at a camera's pace the
+ * readers have queued their buffers back by now, and the next delivery
+ * needs one again; @release gives it back (STREAMOFF).
  */
-void vstream_out_renew(struct vstream_buffer *obuf)
+void vstream_out_renew(struct vstream_buffer *obuf, bool release)
 {
 	struct vstream_node *out = vb2_get_drv_priv(obuf->vb.vb2_buf.vb2_queue);
-	struct vstream_frame *spare = obuf->spare;
 	u64 cost;
 
-	if (!spare)
+	if (!obuf->spare)
 		return;
-	obuf->spare = NULL;
-	if (vstream_buf_renew(obuf, spare, &cost)) {
+	if (vstream_buf_renew(obuf, obuf->spare, &cost)) {
+		obuf->spare = NULL;
 		out->deliver_ns += cost / 4;
 		out->flips++;
+	}
+	if (release) {
+		vstream_frame_put(obuf->spare);
+		obuf->spare = NULL;
 	}
 }
 
@@ -392,7 +399,7 @@ void vstream_pipe_complete(struct vstream_pipe *pipe)
 		list_del(&buf->list);
 		out->deliver_ns = (3 * out->deliver_ns + buf->cost_ns) / 4;
 		if (buf->flat_out)
-			vstream_out_renew(buf);
+			vstream_out_renew(buf, false);
 		vb2_buffer_done(&buf->vb.vb2_buf, buf->state);
 	}
 }
