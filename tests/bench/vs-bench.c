@@ -23,8 +23,10 @@
  * torn; with -C it also checks every byte in between, so a frame
  * overwritten in its middle only is caught too (a read pass per frame, so
  * the fps rows leave it off).  Latency is DQBUF's return minus the
- * producer's stamp, for every intact new frame of every consumer:
- * lat_p50_us and lat_p99_us.  Prints one line of key=value: fps (intact frames
+ * producer's stamp, for every intact new frame of every consumer that the
+ * producer queued once the consumers stream (not the ones it queued before
+ * STREAMON, stamped before any consumer joined): lat_p50_us and
+ * lat_p99_us.  Prints one line of key=value: fps (intact frames
  * the slowest consumer received per second; the producer's own with no
  * consumer), all_fps (every frame handed over to it, torn and repeated
  * ones too), torn (share of received frames that were torn, over all
@@ -316,7 +318,9 @@ static void *consumer(void *arg)
 				r->gaps += hdr[1] - expect;
 			expect = hdr[1] + 1;
 			r->received++;
-			add_latency(r, sent, got);
+			/* frames queued before STREAMON waited for us to join */
+			if (hdr[1] >= bn->out.count)
+				add_latency(r, sent, got);
 		}
 		qbuf(s, b.index, 0, 0);
 	}
