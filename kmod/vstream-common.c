@@ -560,7 +560,7 @@ int vstream_queue_setup(struct vstream_node *node, unsigned int *nbuffers,
 			*nbuffers = vstream_min_buffers - have;
 	}
 	size = PAGE_ALIGN((u64)sizes[0]);
-	/* a producer's buffer may hold a spare too while readers share its frame */
+	/* a producer's buffer may hold a spare too (struct vstream_buffer) */
 	fit = div64_u64(budget, node->output ? 2 * size : size);
 	if (fit <= have)
 		return -ENOMEM;

@@ -88,7 +88,12 @@ ssize_t vstream_out_write(struct file *file, const char __user *data, size_t cou
 /* The producer is about to write @vb again: it must show no reader's frame. */
 static void out_buf_finish(struct vb2_buffer *vb)
 {
-	vstream_out_renew(to_vstream_buffer(vb), false);
+	vstream_out_renew(to_vstream_buffer(vb));
+}
+
+static void out_buf_cleanup(struct vb2_buffer *vb)
+{
+	vstream_out_drop_spare(to_vstream_buffer(vb));
 }
 
 static int out_start_streaming(struct vb2_queue *q, unsigned int count)
@@ -126,11 +131,18 @@ static void out_stop_streaming(struct vb2_queue *q)
 
 	vstream_node_set_streaming(node, false);
 	vstream_return_buffers(node, VB2_BUF_STATE_ERROR);
-	/* buffers done but not dequeued: vb2 hands them back after this */
 	for (i = 0; i < vstream_vb2_num_buffers(q); i++) {
 		vb = vb2_get_buffer(q, i);
-		if (vb)
-			vstream_out_renew(to_vstream_buffer(vb), true);
+		if (!vb)
+			continue;
+		/*
+		 * Buffers done but not dequeued: vb2 hands them back after
+		 * this.  One the producer has (dequeued or prepared) may be
+		 * half written already: only its spare goes.
+		 */
+		if (vb->state == VB2_BUF_STATE_DONE || vb->state == VB2_BUF_STATE_ERROR)
+			vstream_out_renew(to_vstream_buffer(vb));
+		vstream_out_drop_spare(to_vstream_buffer(vb));
 	}
 	/* an idle pipe keeps no spare frames */
 	vstream_mem_drain(node->pipe);
@@ -142,6 +154,7 @@ const struct vb2_ops vstream_out_qops = {
 	.buf_prepare		= out_buf_prepare,
 	.buf_queue		= out_buf_queue,
 	.buf_finish		= out_buf_finish,
+	.buf_cleanup		= out_buf_cleanup,
 	.start_streaming	= out_start_streaming,
 	.stop_streaming		= out_stop_streaming,
 	VSTREAM_VB2_WAIT_OPS

@@ -217,8 +217,8 @@ void vstream_pipe_forget_last(struct vstream_pipe *pipe)
 /*
  * The producer's frame, to share: only with a spare at hand that its
  * buffer flips to if a reader still holds the frame when the producer
- * would write it again (obuf->spare, vstream_out_renew()).  A spare that
- * was not needed stays with the buffer for its next delivery.
+ * would write it again (obuf->spare, vstream_out_renew()).  One not
+ * needed then stays with the buffer for its next delivery.
  */
 static struct vstream_frame *vstream_share_source(struct vstream_pipe *pipe,
 						  struct vstream_buffer *obuf)
@@ -344,29 +344,37 @@ static void vstream_out_advance(struct vstream_node *out, u64 now)
 
 /*
  * With pipe->lock, before the producer can write @obuf again (its DQBUF,
- * or STREAMOFF handing it back): if a buffer user space may read shows
- * the frame it delivered, it flips to the spare taken for it
- * (vstream_share_source()).  A flip's cost counts in its delivery's
- * (VSTREAM_INLINE_RATIO).  An unused spare stays: at a camera's pace the
- * readers have queued their buffers back by now, and the next delivery
- * needs one again; @release gives it back (STREAMOFF).
+ * STREAMOFF handing back a buffer done but not dequeued, or at once for
+ * a producer flat out): if a buffer user space may read shows the frame
+ * it delivered, it flips to its spare (vstream_share_source()).  A flip's
+ * cost counts in its delivery's (VSTREAM_INLINE_RATIO).  An unused spare
+ * stays: at a camera's pace the readers have queued their buffers back
+ * by now, and the next delivery needs one again.
  */
-void vstream_out_renew(struct vstream_buffer *obuf, bool release)
+void vstream_out_renew(struct vstream_buffer *obuf)
 {
 	struct vstream_node *out = vb2_get_drv_priv(obuf->vb.vb2_buf.vb2_queue);
 	u64 cost;
 
 	if (!obuf->spare)
 		return;
+	/* exported (its frame made private then) or in write() mode */
+	if (!vstream_buf_can_share(obuf)) {
+		vstream_out_drop_spare(obuf);
+		return;
+	}
 	if (vstream_buf_renew(obuf, obuf->spare, &cost)) {
 		obuf->spare = NULL;
 		out->deliver_ns += cost / 4;
 		out->flips++;
 	}
-	if (release) {
-		vstream_frame_put(obuf->spare);
-		obuf->spare = NULL;
-	}
+}
+
+/* @obuf's spare goes back: at STREAMOFF, and when vb2 frees the buffer. */
+void vstream_out_drop_spare(struct vstream_buffer *obuf)
+{
+	vstream_frame_put(obuf->spare);
+	obuf->spare = NULL;
 }
 
 /*
@@ -399,7 +407,7 @@ void vstream_pipe_complete(struct vstream_pipe *pipe)
 		list_del(&buf->list);
 		out->deliver_ns = (3 * out->deliver_ns + buf->cost_ns) / 4;
 		if (buf->flat_out)
-			vstream_out_renew(buf, false);
+			vstream_out_renew(buf);
 		vb2_buffer_done(&buf->vb.vb2_buf, buf->state);
 	}
 }

@@ -70,8 +70,9 @@ struct vstream_buffer {
 	enum vb2_buffer_state state;	/* on pipe->done: how it completes */
 	/*
 	 * A producer's: the frame it flips to if a reader still holds its
-	 * frame when it goes back to the producer (kept while unused, NULL
-	 * if it never shared one since STREAMON),
+	 * frame when it goes back to the producer (taken at a delivery that
+	 * shares its frame, NULL again after a flip, an unused one kept
+	 * until STREAMOFF),
 	 * its delivery's cost, and whether the producer queued it flat out
 	 * (it flips as soon as it is delivered: vstream_pipe_complete()).
 	 */
@@ -288,7 +289,8 @@ void vstream_pipe_stop_thread(struct vstream_pipe *pipe);
 void vstream_pipe_kick(struct vstream_pipe *pipe);
 void vstream_pipe_produce(struct vstream_pipe *pipe, struct vstream_buffer *obuf);
 void vstream_pipe_complete(struct vstream_pipe *pipe);
-void vstream_out_renew(struct vstream_buffer *obuf, bool release);
+void vstream_out_renew(struct vstream_buffer *obuf);
+void vstream_out_drop_spare(struct vstream_buffer *obuf);
 void vstream_node_set_streaming(struct vstream_node *node, bool on);
 
 #endif
