@@ -34,9 +34,9 @@
  *   kernel addresses).
  * - Memory is bounded: every buffer holds one frame (a producer's also a
  *   spare, from its first shared delivery until it flips or STREAMOFF, so
- *   its queue's budget counts two per buffer), a frame is freed or kept as a spare (at most
- *   VSTREAM_SPARE_FRAMES per pipe) when the last buffer lets go of it, so
- *   a lagging reader costs the frames it holds.
+ *   its queue's budget counts two per buffer), a frame is freed or kept
+ *   as a spare (at most VSTREAM_SPARE_FRAMES per pipe) when the last
+ *   buffer lets go of it, so a lagging reader costs the frames it holds.
  * - A frame a reader wrote into is freed, never a spare: its picture is
  *   that reader's alone.
  *
