@@ -33,7 +33,7 @@ ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a != "") printf "%.2f", a / b; else print "-" }'
 }
 
-for m in configfs $(modinfo -F depends $B/kmod/vstream.ko | tr ',' ' '); do
+for m in $(modinfo -F depends $B/kmod/vstream.ko | tr ',' ' '); do
 	modprobe -d "$K" $m || exit 1
 done
 # readers=4 for the fan-out rows; the other rows use capture-0 of each pipe

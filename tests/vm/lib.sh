@@ -47,7 +47,7 @@ node() {
 # load_deps: what vstream.ko needs before insmod, from its own modinfo (a
 # kernel may build some in, or as modules: the debug kernel has font)
 load_deps() {
-	for m in configfs $(modinfo -F depends $B/kmod/vstream.ko | tr ',-' ' _'); do
+	for m in $(modinfo -F depends $B/kmod/vstream.ko | tr ',-' ' _'); do
 		# loaded already (after an rmmod vstream): no modprobe to exec
 		[ -d /sys/module/$m ] || modprobe -d "$K" $m || return 1
 	done
