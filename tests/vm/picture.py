@@ -13,6 +13,9 @@ crosswise: colours and a layout the idle colour bars cannot have.
   picture.py opencv DEV               OpenCV reads DEV and sees the quadrants
   picture.py flat FILE W H [TOL]    every YUYV frame in FILE is flat orange
                                     (pipelines/virtual-camera.sh FG=0xffff8000)
+  picture.py png FILE REF [X,Y,W,H] PNG FILE has REF's pixels, every one but
+                                    those in the rectangle (./demo's snapshot
+                                    against the producer's; its noise moves)
   picture.py rgb "R,G,B ..." quad|bars
                                     colours sampled by a client (quadrant centres
                                     TL TR BL BR, or the 8 bar centres) match
@@ -88,6 +91,47 @@ def rgb(got, kind):
     print('colours are the %s: %s' % (kind, got))
 
 
+def png_pixels(path):
+    """(width, height, channels, rows) of an 8-bit RGB or RGBA PNG."""
+    import struct
+    import zlib
+    data = open(path, 'rb').read()
+    if data[:8] != b'\x89PNG\r\n\x1a\n':
+        fail(path + ': not a PNG')
+    pos, idat, hdr = 8, b'', None
+    while pos < len(data):
+        n, kind = struct.unpack('>I4s', data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b'IHDR':
+            hdr = struct.unpack('>IIBBBBB', body)
+        elif kind == b'IDAT':
+            idat += body
+        pos += 12 + n
+    w, h, depth, ctype, _, _, interlace = hdr
+    if depth != 8 or ctype not in (2, 6) or interlace:
+        fail('%s: depth %d colour type %d interlace %d: not 8-bit RGB(A)'
+             % (path, depth, ctype, interlace))
+    bpp = 3 if ctype == 2 else 4
+    raw, stride, rows, prev = zlib.decompress(idat), w * bpp, [], bytearray(w * bpp)
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return w, h, bpp, rows
+
+
 def fail(msg):
     print('picture.py: ' + msg)
     sys.exit(1)
@@ -142,6 +186,22 @@ def main(a):
                     fail('frame %d: (%d,%d) is YUV %s, not the producer\'s orange %s'
                          % (k, x, y, got, ORANGE))
         print('%d frames %dx%d: each the producer\'s flat orange' % (len(data) // size, w, h))
+    elif a[0] == 'png':
+        w, h, bpp, rows = png_pixels(a[1])
+        rw, rh, rbpp, ref = png_pixels(a[2])
+        sx, sy, sw, sh = (int(v) for v in a[3].split(',')) if len(a) > 3 else (0, 0, 0, 0)
+        if (w, h) != (rw, rh):
+            fail('%dx%d, the producer\'s picture is %dx%d' % (w, h, rw, rh))
+        for y in range(h):
+            for x in range(w):
+                if sx <= x < sx + sw and sy <= y < sy + sh:
+                    continue
+                got = rows[y][x * bpp:x * bpp + 3]
+                want = ref[y][x * rbpp:x * rbpp + 3]
+                if got != want:
+                    fail('(%d,%d) is RGB %s, the producer\'s is %s'
+                         % (x, y, tuple(got), tuple(want)))
+        print('%dx%d: every pixel the producer\'s (%d skipped)' % (w, h, sw * sh))
     elif a[0] == 'rgb':
         rgb([tuple(int(c) for c in s.split(',')) for s in a[1].split()], a[2])
     elif a[0] == 'opencv':
