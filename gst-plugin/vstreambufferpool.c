@@ -76,7 +76,7 @@ struct _GstVstreamBufferPool
   GMutex lock;                  /* queued[], mapped[], n_queued, mem[],
                                  * parked[], n_parked, returns, streaming,
                                  * flushing, lender */
-  GCond returned;               /* output: a buffer came back */
+  GCond returned;               /* a buffer came back or was queued */
   GstBufferPool *lender;
   GstBuffer *queued[VIDEO_MAX_FRAME];
   GstMapInfo map[VIDEO_MAX_FRAME][VIDEO_MAX_PLANES];    /* userptr */
@@ -86,7 +86,8 @@ struct _GstVstreamBufferPool
   GstMemory *mem[VIDEO_MAX_FRAME][VIDEO_MAX_PLANES];
   GstBuffer *parked[VIDEO_MAX_FRAME];   /* memory-less, until mem[] is idle */
   guint n_parked;
-  guint returns;                /* counts buffers coming back */
+  guint returns;                /* counts buffers coming back or going
+                                 * to the driver: what a wait can use */
   gboolean streaming;
   gboolean flushing;            /* unlock(): stop waiting */
 
@@ -380,7 +381,7 @@ pool_flushing (GstVstreamBufferPool * pool)
 }
 
 /* Nothing free and nothing in the driver: wait until a buffer comes back
- * after @returns.  Memory of a parked buffer being let go says nothing,
+ * or goes to the driver after @returns.  Memory of a parked buffer being let go says nothing,
  * so with buffers parked look again every 5 ms.  FALSE when flushing. */
 static gboolean
 wait_for_return (GstVstreamBufferPool * pool, guint returns)
@@ -569,6 +570,10 @@ qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
     pool->map[index][p] = map[p];
   pool->mapped[index] = mapped;
   pool->n_queued++;
+  /* an output acquire waiting with none in the driver can DQBUF now (a
+   * queue before the sink renders from another thread) */
+  pool->returns++;
+  g_cond_broadcast (&pool->returned);
   g_mutex_unlock (&pool->lock);
   if (gst_vstream_allocator_ioctl (pool->vallocator, VIDIOC_QBUF, &vb) < 0) {
     gint err = errno;
