@@ -188,9 +188,14 @@ void *vstream_frame_vaddr(const struct vstream_frame *f)
 	return f->vaddr;
 }
 
-/* A frame of exactly @size bytes that nobody else uses: a spare or new. */
+/*
+ * A frame of exactly @size bytes that nobody else uses: a spare or new.
+ * With @clear it reads as zeros, as a new one does: a spare still holds
+ * an earlier frame, maybe an earlier opener's.
+ */
 static struct vstream_frame *vstream_frame_new(struct vstream_pipe *pipe,
-					       struct vb2_buffer *vb, unsigned long size)
+					       struct vb2_buffer *vb, unsigned long size,
+					       bool clear)
 {
 	struct vstream_frame *f, *tmp, *found = NULL;
 	LIST_HEAD(stale);
@@ -211,6 +216,8 @@ static struct vstream_frame *vstream_frame_new(struct vstream_pipe *pipe,
 	list_for_each_entry_safe(f, tmp, &stale, list)
 		vstream_frame_free(f);
 	if (found) {
+		if (clear)
+			memset(found->vaddr, 0, size);
 		kref_init(&found->ref);
 		return found;
 	}
@@ -323,7 +330,7 @@ static int vstream_mem_unshare(struct vstream_mem *mem, bool copy)
 		return 0;
 	if (!mem->vb)
 		return -EFAULT;
-	f = vstream_frame_new(mem->node->pipe, mem->vb, mem->frame->size);
+	f = vstream_frame_new(mem->node->pipe, mem->vb, mem->frame->size, false);
 	if (IS_ERR(f))
 		return PTR_ERR(f);
 	if (copy) {
@@ -509,7 +516,8 @@ static void *vstream_mem_alloc(struct vb2_buffer *vb, struct device *dev,
 	mem->id = id;
 	mem->vb = vb;
 	mem->size = PAGE_ALIGN(size);
-	mem->frame = vstream_frame_new(node->pipe, vb, mem->size);
+	/* a new buffer never shows what an earlier opener left */
+	mem->frame = vstream_frame_new(node->pipe, vb, mem->size, true);
 	if (IS_ERR(mem->frame)) {
 		void *err = mem->frame;
 
@@ -592,7 +600,7 @@ struct vstream_frame *vstream_buf_spare(struct vstream_buffer *buf)
 	struct vstream_node *node = vb2_get_drv_priv(vb->vb2_queue);
 	struct vstream_frame *f;
 
-	f = vstream_frame_new(node->pipe, vb, PAGE_ALIGN(vb2_plane_size(vb, 0)));
+	f = vstream_frame_new(node->pipe, vb, PAGE_ALIGN(vb2_plane_size(vb, 0)), false);
 	return IS_ERR(f) ? NULL : f;
 }
 
@@ -625,7 +633,7 @@ void vstream_mem_stock(struct vb2_queue *q)
 	spin_unlock(&pipe->spare_lock);
 	if (found)
 		return;
-	f = vstream_frame_new(pipe, vb, size);
+	f = vstream_frame_new(pipe, vb, size, false);
 	if (!IS_ERR(f))
 		vstream_frame_put(f);	/* to the spares */
 }

@@ -162,7 +162,7 @@ done
 # Hostile input (tests/vm/vs-hostile): clean errnos, no crash or hang,
 # then the pipe must still carry every byte without a copy.
 HB=$B/tests/vm/vs-hostile
-for g in buffers userptr mmap formats lifecycle stress fuzz; do
+for g in buffers fresh userptr mmap formats lifecycle stress fuzz; do
 	run "hostile: $g" $HB -o $OUT0 -c $CAP00 -g $g -t 30
 	sed -n 's/^vs-hostile: /# /p' $LOG/$n.log
 done

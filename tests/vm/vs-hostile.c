@@ -7,7 +7,7 @@
  *
  *   vs-hostile -o OUTPUT -c CAPTURE [-g GROUP] [-n FUZZ_CALLS] [-t FUZZ_SECONDS]
  *
- * Groups: buffers userptr mmap formats lifecycle stress fuzz (default all).
+ * Groups: buffers fresh userptr mmap formats lifecycle stress fuzz (default all).
  * Prints one line per group: cases tried, cases failed.
  */
 #include <getopt.h>
@@ -173,6 +173,49 @@ static void buffers(void)
 	EXPECT(err_of(cap, VIDIOC_STREAMOFF, &t) == 0, "STREAMOFF twice");
 	close(cap);
 	close(out);
+	end();
+}
+
+/*
+ * Map @count MMAP buffers of a new opener of @path; with @fill write @fill
+ * into each, else count the bytes that are not zero.
+ */
+static unsigned long fresh_opener(const char *path, int type, unsigned int count, int fill)
+{
+	int fd = open_node(path, O_RDWR);
+	const int M = V4L2_MEMORY_MMAP;
+	unsigned long dirty = 0, j;
+	unsigned int i, got;
+
+	small_format(fd, type);
+	EXPECT(reqbufs(fd, type, M, count, &got) == 0 && got == count, "REQBUFS %u", count);
+	for (i = 0; i < got; i++) {
+		struct v4l2_buffer b = { .type = type, .memory = M, .index = i };
+		uint8_t *p;
+
+		CHECK(xioctl(fd, VIDIOC_QUERYBUF, &b) == 0, "QUERYBUF");
+		p = mmap(NULL, b.length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, b.m.offset);
+		CHECK(p != MAP_FAILED, "mmap");
+		if (fill)
+			memset(p, fill, b.length);
+		for (j = 0; !fill && j < b.length; j++)
+			dirty += p[j] != 0;
+		munmap(p, b.length);
+	}
+	close(fd);
+	return dirty;
+}
+
+/* Frame memory never crosses openers: new buffers read as zeros. */
+static void fresh(void)
+{
+	const int O = V4L2_BUF_TYPE_VIDEO_OUTPUT;
+	unsigned long dirty;
+
+	begin("fresh");
+	fresh_opener(out_path, O, 4, 0x5a);
+	dirty = fresh_opener(out_path, O, 4, 0);
+	EXPECT(dirty == 0, "a new producer's buffers show %lu bytes of the last one's", dirty);
 	end();
 }
 
@@ -643,6 +686,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 #define GROUP(name, call) if (!only || !strcmp(only, name)) { call; }
 	GROUP("buffers", buffers());
+	GROUP("fresh", fresh());
 	GROUP("userptr", userptr());
 	GROUP("mmap", mmaps());
 	GROUP("formats", formats());
