@@ -76,7 +76,7 @@ struct _GstVstreamBufferPool
   GMutex lock;                  /* queued[], mapped[], n_queued, mem[],
                                  * parked[], n_parked, returns, streaming,
                                  * flushing, lender */
-  GCond returned;               /* a buffer came back or was queued */
+  GCond returned;               /* returns changed */
   GstBufferPool *lender;
   GstBuffer *queued[VIDEO_MAX_FRAME];
   GstMapInfo map[VIDEO_MAX_FRAME][VIDEO_MAX_PLANES];    /* userptr */
@@ -87,7 +87,8 @@ struct _GstVstreamBufferPool
   GstBuffer *parked[VIDEO_MAX_FRAME];   /* memory-less, until mem[] is idle */
   guint n_parked;
   guint returns;                /* counts buffers coming back or going
-                                 * to the driver: what a wait can use */
+                                 * to the driver, and STREAMON: what a
+                                 * wait can use */
   gboolean streaming;
   gboolean flushing;            /* unlock(): stop waiting */
 
@@ -400,13 +401,21 @@ wait_for_return (GstVstreamBufferPool * pool, guint returns)
   return !flushing;
 }
 
-/* Wake wait_for_return(): a buffer came back, or flushing started. */
+/* Wake wait_for_return(): something changed that may let it go on.
+ * Under the lock. */
+static void
+wake_waiters (GstVstreamBufferPool * pool)
+{
+  pool->returns++;
+  g_cond_broadcast (&pool->returned);
+}
+
+/* A buffer came back, or flushing started. */
 static void
 signal_return (GstVstreamBufferPool * pool)
 {
   g_mutex_lock (&pool->lock);
-  pool->returns++;
-  g_cond_broadcast (&pool->returned);
+  wake_waiters (pool);
   g_mutex_unlock (&pool->lock);
 }
 
@@ -572,8 +581,7 @@ qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
   pool->n_queued++;
   /* an output acquire waiting with none in the driver can DQBUF now (a
    * queue before the sink renders from another thread) */
-  pool->returns++;
-  g_cond_broadcast (&pool->returned);
+  wake_waiters (pool);
   g_mutex_unlock (&pool->lock);
   if (gst_vstream_allocator_ioctl (pool->vallocator, VIDIOC_QBUF, &vb) < 0) {
     gint err = errno;
@@ -634,6 +642,8 @@ streamon (GstVstreamBufferPool * pool)
     return device_error (pool, "VIDIOC_STREAMON");
   g_mutex_lock (&pool->lock);
   pool->streaming = TRUE;
+  /* an output acquire waits for this before it DQBUFs (EINVAL before) */
+  wake_waiters (pool);
   g_mutex_unlock (&pool->lock);
   return GST_FLOW_OK;
 }
@@ -969,8 +979,9 @@ gst_vstream_buffer_pool_acquire_buffer (GstBufferPool * bpool,
       gst_buffer_unref (buf);
       continue;
     }
-    if (gst_vstream_buffer_pool_queued (pool) == 0) {
-      /* all out in the pipeline, or back and parked: wait for one */
+    if (gst_vstream_buffer_pool_queued (pool) == 0 || !is_streaming (pool)) {
+      /* all out in the pipeline, back and parked, or queued by render()
+       * on another thread, which has not turned streaming on yet */
       if (!wait_for_return (pool, returns))
         return GST_FLOW_FLUSHING;
       reclaim_parked (pool);

@@ -70,6 +70,7 @@ static struct
   guint32 out_bytesused;        /* its first byte and its size */
   guint8 out_chroma;            /* per_plane: the chroma plane's first */
   GArray *out_sums;             /* output: each queued frame's checksum */
+  gboolean slow_qbuf;           /* a QBUF before STREAMON takes 20 ms */
 } fake;
 
 /* The controls: a class, two integers, a menu. */
@@ -183,7 +184,8 @@ fake_dqbuf (struct v4l2_buffer *b)
     now = g_get_monotonic_time ();
   }
   if (!fake.streaming || g_queue_is_empty (&fake.fifo)) {
-    errno = EAGAIN;
+    /* as vb2: no waiting for buffers before STREAMON */
+    errno = fake.streaming ? EAGAIN : EINVAL;
     return -1;
   }
   fake.next_frame = MAX (now, fake.next_frame) + fake.interval;
@@ -312,6 +314,14 @@ fake_ioctl_sp (int fd, unsigned long req, void *arg)
     }
     case VIDIOC_QBUF:{
       struct v4l2_buffer *b = arg;
+
+      /* the window between the first QBUF and STREAMON, where another
+       * thread's DQBUF gets EINVAL, made wide */
+      if (fake.slow_qbuf && !fake.streaming) {
+        g_mutex_unlock (&fake.lock);
+        g_usleep (20 * 1000);
+        g_mutex_lock (&fake.lock);
+      }
 
       /* queueing a buffer the driver has already is the element's bug */
       if (b->index >= fake.count || fake.queued[b->index] ||
@@ -681,6 +691,7 @@ fake_setup (void)
   fake.mplane_bufs = 0;
   fake.data_offset = 0;
   fake.per_plane = FALSE;
+  fake.slow_qbuf = FALSE;
   memset (fake.planes, 0, sizeof (fake.planes));
   fake.out_first = 0;
   fake.out_bytesused = 0;
@@ -1100,6 +1111,7 @@ GST_START_TEST (test_sink_pipeline_shapes)
   fake.output = TRUE;
   /* the driver holds each buffer a while, as a paced output does */
   fake.interval = G_USEC_PER_SEC / 200;
+  fake.slow_qbuf = TRUE;
   pipe = pipeline_playing (desc);
   bus = gst_element_get_bus (pipe);
   msg = gst_bus_timed_pop_filtered (bus, 20 * GST_SECOND,

@@ -303,6 +303,57 @@ GST_START_TEST (test_mmap_zero_copy)
 
 GST_END_TEST;
 
+/* What sits between a producer and vstreamsink in real pipelines: each
+ * hands the sink buffers from a thread of its own while upstream renders
+ * into (waits for) the sink pool's driver buffers.  A source that is not
+ * live (a file, a decoder) runs ahead until all of them are out in the
+ * queue.  The producer must go on past the pool's buffer count and its
+ * picture reach a reader. */
+static const struct
+{
+  const gchar *between;
+  const gchar *io_mode;
+} shapes[] = {
+  {"queue", "mmap"},
+  {"queue", "dmabuf"},
+  {"queue", "userptr"},
+  {"queue max-size-buffers=1", "mmap"},
+  {"tee name=t ! queue", "mmap"},
+  {"multiqueue", "mmap"},
+};
+
+GST_START_TEST (test_sink_pipeline_shapes)
+{
+  gboolean tee = g_str_has_prefix (shapes[__i__].between, "tee");
+  gchar *desc = g_strdup_printf ("videotestsrc pattern=colors ! "
+      YUY2 " ! %s ! vstreamsink name=sink io-mode=%s device=%s%s",
+      shapes[__i__].between, shapes[__i__].io_mode, out_dev,
+      tee ? " t. ! queue ! fakesink" : "");
+  Producer *p = producer_start (desc);
+  GstBuffer *ref = reference_frame (YUY2);
+  GstCaps *caps = gst_caps_from_string (YUY2);
+  gchar *src = g_strdup_printf ("vstreamsrc device=%s", cap_dev);
+  GstHarness *h;
+  gint i;
+
+  GST_INFO ("%s", desc);
+  /* a second at 30 fps: far past the pool's buffers (it stopped at 4) */
+  for (i = 0; i < 600 && stat_of (p->sink, "frames") < 30; i++)
+    g_usleep (100 * 1000);
+  fail_unless (stat_of (p->sink, "frames") >= 30, "%s: the sink stopped at "
+      "%" G_GUINT64_FORMAT " frames", desc, stat_of (p->sink, "frames"));
+  h = consumer (src, YUY2);
+  pull_same_pictures (h, 5, ref, caps);
+  gst_harness_teardown (h);
+  producer_stop (p);
+  gst_buffer_unref (ref);
+  gst_caps_unref (caps);
+  g_free (src);
+  g_free (desc);
+}
+
+GST_END_TEST;
+
 static const gchar *sink_modes[] = { "mmap", "userptr", "rw" };
 static const gchar *src_modes[] = { "mmap", "userptr", "dmabuf", "rw" };
 
@@ -1314,6 +1365,7 @@ gst_pipe_suite (void)
   tcase_set_timeout (tc, 120);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_mmap_zero_copy);
+  tcase_add_loop_test (tc, test_sink_pipeline_shapes, 0, G_N_ELEMENTS (shapes));
   tcase_add_loop_test (tc, test_io_modes, 0,
       G_N_ELEMENTS (sink_modes) * G_N_ELEMENTS (src_modes));
   tcase_add_loop_test (tc, test_formats, 0, G_N_ELEMENTS (formats));
