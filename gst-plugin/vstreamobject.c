@@ -746,6 +746,38 @@ plain_from_dma_drm (GstCaps * caps)
 }
 #endif
 
+/*
+ * An output takes framerate=0/1 too: a variable rate, as RTP depayloaders,
+ * screen capture, appsrc and VFR files send it.  No S_PARM then: the node
+ * keeps the rate it has, which readers see as its nominal rate, and the
+ * driver paces the frames to it (docs/reference.md, "Frame rates").
+ */
+static GstCaps *
+allow_variable_rate (GstCaps * caps)
+{
+  GValue zero = G_VALUE_INIT;
+  guint i;
+
+  g_value_init (&zero, GST_TYPE_FRACTION);
+  gst_value_set_fraction (&zero, 0, 1);
+  caps = gst_caps_make_writable (caps);
+  for (i = 0; i < gst_caps_get_size (caps); i++) {
+    GstStructure *s = gst_caps_get_structure (caps, i);
+    const GValue *rates = gst_structure_get_value (s, "framerate");
+    GValue both = G_VALUE_INIT;
+
+    if (!rates || gst_value_intersect (NULL, rates, &zero))
+      continue;
+    /* the device's rates first: fixation still picks one of them */
+    g_value_init (&both, GST_TYPE_LIST);
+    gst_value_list_append_value (&both, rates);
+    gst_value_list_append_value (&both, &zero);
+    gst_structure_take_value (s, "framerate", &both);
+  }
+  g_value_unset (&zero);
+  return caps;
+}
+
 GstCaps *
 gst_vstream_object_get_caps (GstVstreamObject * obj, GstCaps * filter,
     GstPadTemplate * templ)
@@ -756,6 +788,8 @@ gst_vstream_object_get_caps (GstVstreamObject * obj, GstCaps * filter,
     caps = gst_pad_template_get_caps (templ);
   } else {
     caps = gst_vstream_object_probe_caps (obj);
+    if (is_output (obj))
+      caps = allow_variable_rate (caps);
 #if GST_CHECK_VERSION(1, 24, 0)
     /* the modes that move dma-bufs: a source's export, a sink's import */
     if (obj->req_mode == (is_output (obj) ? GST_VSTREAM_IO_DMABUF_IMPORT :

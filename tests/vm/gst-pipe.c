@@ -354,6 +354,40 @@ GST_START_TEST (test_sink_pipeline_shapes)
 
 GST_END_TEST;
 
+/* A variable-rate producer (framerate=0/1, as RTP depayloaders, screen
+ * capture and appsrc send) feeds the pipe; a reader gets its frames
+ * bit-exact and a nominal rate it can use (the node's own). */
+GST_START_TEST (test_variable_rate)
+{
+  Producer *p = producer_appsrc ("video/x-raw,format=YUY2,width=320,"
+      "height=240,framerate=0/1,interlace-mode=progressive", "io-mode=mmap");
+  gchar *src = g_strdup_printf ("vstreamsrc device=%s", cap_dev);
+  GstHarness *h;
+  GstCaps *caps;
+  gint i, fps_n = 0, fps_d = 0;
+
+  wait_streaming (p);
+  h = consumer (src, "video/x-raw,format=YUY2,width=320,height=240");
+  for (i = 0; i < 6; i++) {
+    GstBuffer *b = gst_harness_pull (h);
+
+    fail_unless (b != NULL);
+    assert_pattern (b, p->size);
+    gst_buffer_unref (b);
+  }
+  caps = gst_pad_get_current_caps (h->sinkpad);
+  fail_unless (gst_structure_get_fraction (gst_caps_get_structure (caps, 0),
+          "framerate", &fps_n, &fps_d));
+  fail_unless (fps_n > 0 && fps_d > 0, "the reader sees %d/%d fps", fps_n,
+      fps_d);
+  gst_caps_unref (caps);
+  gst_harness_teardown (h);
+  producer_stop (p);
+  g_free (src);
+}
+
+GST_END_TEST;
+
 static const gchar *sink_modes[] = { "mmap", "userptr", "rw" };
 static const gchar *src_modes[] = { "mmap", "userptr", "dmabuf", "rw" };
 
@@ -1366,6 +1400,7 @@ gst_pipe_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_mmap_zero_copy);
   tcase_add_loop_test (tc, test_sink_pipeline_shapes, 0, G_N_ELEMENTS (shapes));
+  tcase_add_test (tc, test_variable_rate);
   tcase_add_loop_test (tc, test_io_modes, 0,
       G_N_ELEMENTS (sink_modes) * G_N_ELEMENTS (src_modes));
   tcase_add_loop_test (tc, test_formats, 0, G_N_ELEMENTS (formats));
