@@ -800,7 +800,7 @@ dqbuf (GstVstreamBufferPool * pool, GstBuffer ** out, gboolean wait)
           vb.bytesused);
     else
       resize_planes (pool, buf, planes);
-    gst_vstream_buffer_set_field_flags (buf, vb.field);
+    gst_vstream_buffer_set_field_flags (buf, vb.field, obj->bottom_first);
     /* The source turns sequence gaps into drop counts and QoS. */
     GST_BUFFER_OFFSET (buf) = vb.sequence;
     GST_BUFFER_OFFSET_END (buf) = vb.sequence + 1;

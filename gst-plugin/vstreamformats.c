@@ -199,8 +199,11 @@ gst_vstream_structure_new (guint32 fourcc, guint32 field)
   return s;
 }
 
+/* @bottom_first: what V4L2_FIELD_INTERLACED means on this device (its
+ * video standard is 525-line) */
 void
-gst_vstream_buffer_set_field_flags (GstBuffer * buf, guint32 field)
+gst_vstream_buffer_set_field_flags (GstBuffer * buf, guint32 field,
+    gboolean bottom_first)
 {
   GST_BUFFER_FLAG_UNSET (buf, GST_VIDEO_BUFFER_FLAG_INTERLACED |
       GST_VIDEO_BUFFER_FLAG_TFF | GST_VIDEO_BUFFER_FLAG_ONEFIELD);
@@ -211,12 +214,16 @@ gst_vstream_buffer_set_field_flags (GstBuffer * buf, guint32 field)
     case V4L2_FIELD_BOTTOM:
       GST_BUFFER_FLAG_SET (buf, GST_VIDEO_BUFFER_FLAG_BOTTOM_FIELD);
       break;
+    case V4L2_FIELD_INTERLACED:
+      GST_BUFFER_FLAG_SET (buf, GST_VIDEO_BUFFER_FLAG_INTERLACED);
+      if (!bottom_first)
+        GST_BUFFER_FLAG_SET (buf, GST_VIDEO_BUFFER_FLAG_TFF);
+      break;
     case V4L2_FIELD_INTERLACED_TB:
     case V4L2_FIELD_SEQ_TB:
       GST_BUFFER_FLAG_SET (buf, GST_VIDEO_BUFFER_FLAG_INTERLACED |
           GST_VIDEO_BUFFER_FLAG_TFF);
       break;
-    case V4L2_FIELD_INTERLACED:
     case V4L2_FIELD_INTERLACED_BT:
     case V4L2_FIELD_SEQ_BT:
       GST_BUFFER_FLAG_SET (buf, GST_VIDEO_BUFFER_FLAG_INTERLACED);

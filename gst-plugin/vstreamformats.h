@@ -39,7 +39,8 @@ const GstVstreamField *gst_vstream_field_at (guint i);
 guint gst_vstream_n_fields (void);
 
 GstStructure *gst_vstream_structure_new (guint32 fourcc, guint32 field);
-void gst_vstream_buffer_set_field_flags (GstBuffer * buf, guint32 field);
+void gst_vstream_buffer_set_field_flags (GstBuffer * buf, guint32 field,
+    gboolean bottom_first);
 guint32 gst_vstream_buffer_get_field (GstBuffer * buf, guint32 fmt_field);
 gboolean gst_vstream_info_from_v4l2 (GstVideoInfo * info,
     const struct v4l2_pix_format *pix, const GstVstreamLayout * layout,

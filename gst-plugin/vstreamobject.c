@@ -345,6 +345,15 @@ gst_vstream_object_open (GstVstreamObject * obj)
   g_free (obj->device_name);
   obj->device_name = g_strndup ((const gchar *) obj->vcap.card,
       sizeof (obj->vcap.card));
+  {
+    /* V4L2_FIELD_INTERLACED's field order is the standard's: M/NTSC sends
+     * the bottom field first, every other standard (and a device with
+     * none, ENOTTY) the top field */
+    v4l2_std_id std = 0;
+
+    obj->bottom_first = gst_vstream_object_ioctl (obj, VIDIOC_G_STD,
+        &std) == 0 && (std & V4L2_STD_525_60) && !(std & V4L2_STD_625_50);
+  }
   if (!is_output (obj)) {
     /* a producer that changes format tells its readers so */
     struct v4l2_event_subscription sub = {.type = V4L2_EVENT_SOURCE_CHANGE };

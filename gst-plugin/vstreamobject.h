@@ -84,6 +84,8 @@ struct _GstVstreamObject
   struct v4l2_fract tpf;
   guint generation;             /* bumped by every REQBUFS that allocates */
   gboolean watch_source;        /* subscribed to V4L2_EVENT_SOURCE_CHANGE */
+  gboolean bottom_first;        /* V4L2_FIELD_INTERLACED sends the bottom
+                                 * field first: a 525-line (NTSC) standard */
   /* controls_lock: extra_controls and channels, and fd against close()
    * while a control is set from the application's thread */
   GMutex controls_lock;

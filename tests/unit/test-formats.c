@@ -72,16 +72,25 @@ GST_START_TEST (test_buffer_field_flags)
 {
   GstBuffer *b = gst_buffer_new ();
 
-  gst_vstream_buffer_set_field_flags (b, V4L2_FIELD_TOP);
+  gst_vstream_buffer_set_field_flags (b, V4L2_FIELD_TOP, FALSE);
   fail_unless_equals_int (gst_vstream_buffer_get_field (b,
           V4L2_FIELD_ALTERNATE), V4L2_FIELD_TOP);
-  gst_vstream_buffer_set_field_flags (b, V4L2_FIELD_BOTTOM);
+  gst_vstream_buffer_set_field_flags (b, V4L2_FIELD_BOTTOM, FALSE);
   fail_unless_equals_int (gst_vstream_buffer_get_field (b,
           V4L2_FIELD_ALTERNATE), V4L2_FIELD_BOTTOM);
-  gst_vstream_buffer_set_field_flags (b, V4L2_FIELD_INTERLACED_TB);
+  gst_vstream_buffer_set_field_flags (b, V4L2_FIELD_INTERLACED_TB, TRUE);
   fail_unless (GST_BUFFER_FLAG_IS_SET (b, GST_VIDEO_BUFFER_FLAG_TFF));
   fail_unless (GST_BUFFER_FLAG_IS_SET (b, GST_VIDEO_BUFFER_FLAG_INTERLACED));
-  gst_vstream_buffer_set_field_flags (b, V4L2_FIELD_NONE);
+  /* INTERLACED: the standard's order, top first but on NTSC */
+  gst_vstream_buffer_set_field_flags (b, V4L2_FIELD_INTERLACED, FALSE);
+  fail_unless (GST_BUFFER_FLAG_IS_SET (b, GST_VIDEO_BUFFER_FLAG_TFF));
+  fail_unless (GST_BUFFER_FLAG_IS_SET (b, GST_VIDEO_BUFFER_FLAG_INTERLACED));
+  gst_vstream_buffer_set_field_flags (b, V4L2_FIELD_INTERLACED, TRUE);
+  fail_if (GST_BUFFER_FLAG_IS_SET (b, GST_VIDEO_BUFFER_FLAG_TFF));
+  fail_unless (GST_BUFFER_FLAG_IS_SET (b, GST_VIDEO_BUFFER_FLAG_INTERLACED));
+  gst_vstream_buffer_set_field_flags (b, V4L2_FIELD_INTERLACED_BT, FALSE);
+  fail_if (GST_BUFFER_FLAG_IS_SET (b, GST_VIDEO_BUFFER_FLAG_TFF));
+  gst_vstream_buffer_set_field_flags (b, V4L2_FIELD_NONE, FALSE);
   fail_if (GST_BUFFER_FLAG_IS_SET (b, GST_VIDEO_BUFFER_FLAG_INTERLACED));
   fail_unless_equals_int (gst_vstream_buffer_get_field (b,
           V4L2_FIELD_SEQ_BT), V4L2_FIELD_SEQ_BT);
