@@ -524,6 +524,32 @@ count_drops (GstVstreamSrc * src, GstBuffer * buf)
   gst_element_post_message (GST_ELEMENT (src), qos);
 }
 
+/*
+ * A raw frame that ends before its last plane's last line (bytesused too
+ * small, as with V4L2_BUF_FLAG_ERROR) cannot be mapped as a video frame
+ * downstream, and a frame the driver flagged in error has a damaged
+ * picture: neither is pushed, as v4l2src drops them.  The driver's
+ * sizeimage may be larger than that end: it is not what is checked.
+ */
+static gboolean
+whole_frame (GstVstreamSrc * src, GstBuffer * buf)
+{
+  GstVideoInfo *info = &src->obj->info;
+  GstVideoMeta *meta = gst_buffer_get_video_meta (buf);
+  guint last = GST_VIDEO_INFO_N_PLANES (info) - 1;
+  gint comp[GST_VIDEO_MAX_COMPONENTS];
+
+  if (GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_CORRUPTED))
+    return FALSE;
+  if (GST_VIDEO_INFO_FORMAT (info) == GST_VIDEO_FORMAT_ENCODED)
+    return TRUE;
+  /* where the planes are: the meta says (a memory per plane moves them) */
+  gst_video_format_info_component (info->finfo, last, comp);
+  return gst_buffer_get_size (buf) >= (meta ? meta->offset[last] :
+      info->offset[last]) + (gsize) (meta ? meta->stride[last] :
+      info->stride[last]) * GST_VIDEO_INFO_COMP_HEIGHT (info, comp[0]);
+}
+
 static GstFlowReturn
 gst_vstream_src_create (GstPushSrc * psrc, GstBuffer ** out)
 {
@@ -548,7 +574,16 @@ gst_vstream_src_create (GstPushSrc * psrc, GstBuffer ** out)
   if (!src->pool)
     ret = read_frame (src, &buf);
   else {
-    ret = gst_buffer_pool_acquire_buffer (src->pool, &buf, NULL);
+    while ((ret = gst_buffer_pool_acquire_buffer (src->pool, &buf,
+                NULL)) == GST_FLOW_OK && !whole_frame (src, buf)) {
+      /* its sequence number is skipped: count_drops() counts it */
+      GST_WARNING_OBJECT (src, "device %s sent a %s frame (%" G_GSIZE_FORMAT
+          " of %" G_GSIZE_FORMAT " bytes): dropped", src->obj->device,
+          GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_CORRUPTED) ?
+          "corrupted" : "short", gst_buffer_get_size (buf),
+          src->obj->info.size);
+      gst_buffer_unref (buf);
+    }
     if (ret == GST_FLOW_OK) {
       gst_vstream_object_count (src->obj, 1, 0, 0, 0);
       ret = gst_vstream_buffer_pool_maybe_copy

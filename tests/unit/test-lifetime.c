@@ -52,6 +52,8 @@ static struct
   GQueue fifo;
   guint32 sequence;
   guint gap_every;              /* a dropped frame every N frames */
+  guint bad_every;              /* of every N frames, one short and one
+                                 * flagged ERROR */
   gint64 interval;              /* us between frames, 0: at once */
   gint64 next_frame;
   GHashTable *maps;             /* live mappings */
@@ -220,6 +222,11 @@ fake_dqbuf (struct v4l2_buffer *b)
       frame[i] = pixel (seq, i);
     if (frame)
       memcpy (frame, &seq, 4);
+    /* a short frame (half its bytes) and one the driver says is bad */
+    if (fake.bad_every && seq % fake.bad_every == 1)
+      b->bytesused = SIZEIMAGE / 2;
+    if (fake.bad_every && seq % fake.bad_every == 2)
+      b->flags = V4L2_BUF_FLAG_ERROR;
     b->sequence = seq;
     b->timestamp.tv_sec = now / G_USEC_PER_SEC;
     b->timestamp.tv_usec = now % G_USEC_PER_SEC;
@@ -683,6 +690,7 @@ fake_setup (void)
   memset (fake.pages, 0, sizeof (fake.pages));
   fake.sequence = 0;
   fake.gap_every = 0;
+  fake.bad_every = 0;
   fake.interval = 0;
   fake.can_crop = TRUE;
   memset (&fake.crop, 0, sizeof (fake.crop));
@@ -1157,6 +1165,38 @@ GST_START_TEST (test_sink_variable_rate)
 {
   assert_every_frame_sent (SHAPE_SOURCE " ! capssetter "
       "caps=video/x-raw,framerate=0/1", "queue", "mmap");
+}
+
+GST_END_TEST;
+
+/* A short frame or one flagged ERROR never leaves the source (downstream
+ * could not map it as a frame, or would show a damaged picture); each
+ * counts as a drop. */
+GST_START_TEST (test_bad_frames_dropped)
+{
+  GstHarness *h;
+  GstElement *src;
+  gint i;
+
+  fake.bad_every = 4;
+  h = src_harness ();
+  src = harness_element (h, "vstreamsrc");
+  for (i = 0; i < 12; i++) {
+    GstBuffer *b = gst_harness_pull (h);
+    guint32 seq;
+
+    fail_unless (b != NULL, "frame %d did not come", i);
+    assert_frame (b);
+    gst_buffer_extract (b, 0, &seq, 4);
+    fail_if (seq % 4 == 1 || seq % 4 == 2, "bad frame %u pushed", seq);
+    gst_buffer_unref (b);
+  }
+  /* 12 good frames span at least 22 sequence numbers, 10 of them bad */
+  fail_unless (stat_of (src, "drops") >= 10, "drops %" G_GUINT64_FORMAT,
+      stat_of (src, "drops"));
+  gst_object_unref (src);
+  gst_harness_teardown (h);
+  assert_device_released ();
 }
 
 GST_END_TEST;
@@ -1645,6 +1685,7 @@ vstream_lifetime_suite (void)
       G_N_ELEMENTS (shapes));
   tcase_add_test (tc, test_sink_variable_rate);
   tcase_add_test (tc, test_qos_running_time);
+  tcase_add_test (tc, test_bad_frames_dropped);
   tcase_add_test (tc, test_color_balance);
   tcase_add_test (tc, test_extra_controls);
   tcase_add_test (tc, test_crop);
