@@ -144,7 +144,7 @@ gst_vstream_object_get_property (GstVstreamObject * obj, guint prop_id,
       g_value_set_uint (value, obj->min_buffers);
       return TRUE;
     case GST_VSTREAM_PROP_STATS:
-      g_value_take_boxed (value, gst_vstream_object_stats (obj));
+      g_value_take_boxed (value, gst_vstream_object_stats (obj, NULL));
       return TRUE;
     default:
       return FALSE;
@@ -1071,14 +1071,14 @@ gst_vstream_object_buffer_count (GstVstreamObject * obj)
   return MIN (count, VIDEO_MAX_FRAME);
 }
 
+/* The counters, set in @s (a new structure if NULL); returns @s. */
 GstStructure *
-gst_vstream_object_stats (GstVstreamObject * obj)
+gst_vstream_object_stats (GstVstreamObject * obj, GstStructure * s)
 {
-  GstStructure *s;
-
+  if (!s)
+    s = gst_structure_new_empty ("vstream-stats");
   g_mutex_lock (&obj->stats_lock);
-  s = gst_structure_new ("vstream-stats",
-      "frames", G_TYPE_UINT64, obj->frames,
+  gst_structure_set (s, "frames", G_TYPE_UINT64, obj->frames,
       "drops", G_TYPE_UINT64, obj->drops,
       "copies", G_TYPE_UINT64, obj->copies,
       "zero-copy", G_TYPE_UINT64, obj->zero_copy, NULL);

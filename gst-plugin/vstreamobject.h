@@ -176,7 +176,8 @@ gboolean gst_vstream_object_layout_fits (GstVstreamObject * obj,
 gboolean gst_vstream_object_copy_frame (GstVstreamObject * obj,
     GstCaps * caps, GstBuffer * src, GstBuffer * dst);
 
-GstStructure *gst_vstream_object_stats (GstVstreamObject * obj);
+GstStructure *gst_vstream_object_stats (GstVstreamObject * obj,
+    GstStructure * s);
 void gst_vstream_object_reset_stats (GstVstreamObject * obj);
 gboolean gst_vstream_object_source_changed (GstVstreamObject * obj);
 void gst_vstream_object_count (GstVstreamObject * obj, guint frames,

@@ -60,7 +60,12 @@ gst_vstream_sink_get_property (GObject * object, guint prop_id,
 {
   GstVstreamSink *self = GST_VSTREAM_SINK (object);
 
-  if (!gst_vstream_object_get_property (self->obj, prop_id, value))
+  /* GstBaseSink's stats (rendered, dropped, average-rate) stay, with
+   * ours beside them: applications read either */
+  if (prop_id == GST_VSTREAM_PROP_STATS)
+    g_value_take_boxed (value, gst_vstream_object_stats (self->obj,
+            gst_base_sink_get_stats (GST_BASE_SINK (self))));
+  else if (!gst_vstream_object_get_property (self->obj, prop_id, value))
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
@@ -408,7 +413,8 @@ gst_vstream_sink_class_init (GstVstreamSinkClass * klass)
 
   gst_vstream_object_install_properties (gobject_class, DEFAULT_DEVICE,
       "V4L2 output node to feed",
-      "frames, copies and zero-copy (driver or imported) frames queued");
+      "GstBaseSink's rendered, dropped and average-rate, and frames, "
+      "copies and zero-copy (driver or imported) frames queued");
 
   gst_element_class_set_static_metadata (element_class,
       "vstream video sink", "Sink/Video",

@@ -1110,11 +1110,13 @@ assert_every_frame_sent (const gchar * source, const gchar * between,
 {
   gchar *want_desc = g_strdup_printf ("%s ! appsink name=sink sync=false",
       source);
-  gchar *desc = g_strdup_printf ("%s ! %s ! vstreamsink device=" FAKE_DEV
-      " io-mode=%s sync=false%s", source, between, io_mode,
+  gchar *desc = g_strdup_printf ("%s ! %s ! vstreamsink name=vsink device="
+      FAKE_DEV " io-mode=%s sync=false%s", source, between, io_mode,
       g_str_has_prefix (between, "tee") ? " t. ! queue ! fakesink" : "");
   GArray *want = frame_sums (want_desc);
-  GstElement *pipe;
+  GstElement *pipe, *sink;
+  GstStructure *stats;
+  guint64 rendered = 0;
   GstBus *bus;
   GstMessage *msg;
   guint i;
@@ -1138,6 +1140,15 @@ assert_every_frame_sent (const gchar * source, const gchar * between,
   }
   gst_message_unref (msg);
   gst_object_unref (bus);
+  /* the sink's stats keep GstBaseSink's counters beside its own */
+  sink = gst_bin_get_by_name (GST_BIN (pipe), "vsink");
+  g_object_get (sink, "stats", &stats, NULL);
+  fail_unless (gst_structure_get_uint64 (stats, "rendered", &rendered));
+  fail_unless_equals_uint64 (rendered, SHAPE_FRAMES);
+  fail_unless (gst_structure_has_field (stats, "average-rate"));
+  gst_structure_free (stats);
+  fail_unless_equals_uint64 (stat_of (sink, "frames"), SHAPE_FRAMES);
+  gst_object_unref (sink);
   stop_pipeline (pipe);
   fail_unless_equals_int (fake.out_sums->len, SHAPE_FRAMES);
   for (i = 0; i < SHAPE_FRAMES; i++)
