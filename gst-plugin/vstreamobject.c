@@ -777,10 +777,21 @@ allow_variable_rate (GstCaps * caps)
 
     if (!rates || gst_value_intersect (NULL, rates, &zero))
       continue;
-    /* the device's rates first: fixation still picks one of them */
-    g_value_init (&both, GST_TYPE_LIST);
-    gst_value_list_append_value (&both, rates);
-    gst_value_list_append_value (&both, &zero);
+    /* a range starts at 0/1 instead; a rate or a list of rates gets 0/1
+     * as one more, after them, so fixation still picks one of them (a
+     * list holding a range would fail accept-caps: is_subset) */
+    if (GST_VALUE_HOLDS_FRACTION_RANGE (rates)) {
+      g_value_init (&both, GST_TYPE_FRACTION_RANGE);
+      gst_value_set_fraction_range (&both, &zero,
+          gst_value_get_fraction_range_max (rates));
+    } else {
+      g_value_init (&both, GST_TYPE_LIST);
+      if (GST_VALUE_HOLDS_LIST (rates))
+        g_value_copy (rates, &both);
+      else
+        gst_value_list_append_value (&both, rates);
+      gst_value_list_append_value (&both, &zero);
+    }
     gst_structure_take_value (s, "framerate", &both);
   }
   g_value_unset (&zero);

@@ -274,6 +274,15 @@ fake_ioctl_sp (int fd, unsigned long req, void *arg)
 
       if (fi->index > 0)
         goto einval;
+      if (fake.output) {
+        /* 1 to 240 fps, as a vstream output node says */
+        fi->type = V4L2_FRMIVAL_TYPE_CONTINUOUS;
+        fi->stepwise.min.numerator = fi->stepwise.max.numerator = 1;
+        fi->stepwise.step.numerator = fi->stepwise.step.denominator = 1;
+        fi->stepwise.min.denominator = 240;
+        fi->stepwise.max.denominator = 1;
+        break;
+      }
       fi->type = V4L2_FRMIVAL_TYPE_DISCRETE;
       fi->discrete.numerator = 1;
       fi->discrete.denominator = 30;
