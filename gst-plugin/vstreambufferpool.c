@@ -73,6 +73,13 @@ struct _GstVstreamBufferPool
   gboolean import_refused;      /* output: the driver could not pin upstream's
                                  * memory once; copy from then on */
 
+  /* io_lock: a QBUF (with the decision to make it) against STREAMOFF and
+   * the taking back of queued buffers, so a buffer coming back from
+   * downstream is queued wholly before a stop or sent to the free queue
+   * after it, never queued after its buffers were taken back.  Taken
+   * before lock, never while holding it; recursive, as qbuf() is called
+   * under it and a buffer unreffed by streamoff() may come back. */
+  GRecMutex io_lock;
   GMutex lock;                  /* queued[], mapped[], n_queued, mem[],
                                  * parked[], n_parked, returns, streaming,
                                  * flushing, lender */
@@ -330,6 +337,7 @@ back_to_work (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
     gst_buffer_append_memory (buf, mem[p]);
   }
   GST_BUFFER_FLAGS (buf) = 0;
+  g_rec_mutex_lock (&pool->io_lock);
   if (!pool->output && is_streaming (pool) &&
       !GST_BUFFER_POOL_IS_FLUSHING (GST_BUFFER_POOL (pool))) {
     /* on failure qbuf drops the buffer and posts the error */
@@ -337,6 +345,7 @@ back_to_work (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
   } else {
     pclass->release_buffer (GST_BUFFER_POOL (pool), buf);
   }
+  g_rec_mutex_unlock (&pool->io_lock);
 }
 
 /* Put parked buffers whose memory was let go back to work; how many. */
@@ -563,9 +572,11 @@ qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
   /* Recorded first: a capture buffer queued from downstream's thread
    * (release_buffer) can be done and dequeued by the streaming thread
    * before QBUF even returns here. */
+  g_rec_mutex_lock (&pool->io_lock);
   g_mutex_lock (&pool->lock);
   if (pool->queued[index]) {
     g_mutex_unlock (&pool->lock);
+    g_rec_mutex_unlock (&pool->io_lock);
     for (p = 0; mapped && p < pool->layout.n_mem; p++)
       gst_memory_unmap (map[p].memory, &map[p]);
     gst_buffer_unref (buf);
@@ -585,18 +596,15 @@ qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
   g_mutex_unlock (&pool->lock);
   if (gst_vstream_allocator_ioctl (pool->vallocator, VIDIOC_QBUF, &vb) < 0) {
     gint err = errno;
-    gboolean ours;
 
+    /* not in the driver, so no DQBUF has it, and streamoff() waits for
+     * io_lock: the record is still ours to undo */
     g_mutex_lock (&pool->lock);
-    ours = pool->queued[index] == buf;
-    if (ours) {
-      unmap_planes (pool, index);
-      pool->queued[index] = NULL;
-      pool->n_queued--;
-    }
+    unmap_planes (pool, index);
+    pool->queued[index] = NULL;
+    pool->n_queued--;
     g_mutex_unlock (&pool->lock);
-    if (!ours)                  /* streamoff() took it back meanwhile */
-      return GST_FLOW_FLUSHING;
+    g_rec_mutex_unlock (&pool->io_lock);
     errno = err;
     if (target != buf) {
       /* the driver cannot use the lender's memory: stop borrowing */
@@ -620,6 +628,7 @@ qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
     gst_buffer_unref (buf);
     return device_error (pool, "VIDIOC_QBUF");
   }
+  g_rec_mutex_unlock (&pool->io_lock);
   return GST_FLOW_OK;
 
 map_failed:
@@ -660,6 +669,7 @@ streamoff (GstVstreamBufferPool * pool)
   guint i, n = 0;
 
   /* not streaming first: a DQBUF that races the STREAMOFF ends quietly */
+  g_rec_mutex_lock (&pool->io_lock);
   g_mutex_lock (&pool->lock);
   was_streaming = pool->streaming;
   pool->streaming = FALSE;
@@ -679,6 +689,7 @@ streamoff (GstVstreamBufferPool * pool)
   }
   pool->n_queued = 0;
   g_mutex_unlock (&pool->lock);
+  g_rec_mutex_unlock (&pool->io_lock);
   for (i = 0; i < n; i++) {
     if (pool->output && back[i]->pool) {
       /* acquired from us by upstream: the last unref returns it */
@@ -1268,6 +1279,7 @@ gst_vstream_buffer_pool_finalize (GObject * object)
   gst_vstream_object_unref (pool->obj);
   g_cond_clear (&pool->returned);
   g_mutex_clear (&pool->lock);
+  g_rec_mutex_clear (&pool->io_lock);
   G_OBJECT_CLASS (gst_vstream_buffer_pool_parent_class)->finalize (object);
 }
 
@@ -1293,6 +1305,7 @@ static void
 gst_vstream_buffer_pool_init (GstVstreamBufferPool * pool)
 {
   g_mutex_init (&pool->lock);
+  g_rec_mutex_init (&pool->io_lock);
   g_cond_init (&pool->returned);
   pool->poll = gst_poll_new (TRUE);
 }
