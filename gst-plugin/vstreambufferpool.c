@@ -390,9 +390,10 @@ pool_flushing (GstVstreamBufferPool * pool)
   return pool->flushing || GST_BUFFER_POOL_IS_FLUSHING (GST_BUFFER_POOL (pool));
 }
 
-/* Nothing free and nothing in the driver: wait until a buffer comes back
- * or goes to the driver after @returns.  Memory of a parked buffer being let go says nothing,
- * so with buffers parked look again every 5 ms.  FALSE when flushing. */
+/* Nothing free and nothing in the driver: wait until a buffer comes back,
+ * goes to the driver or the queue streams, after @returns.  Memory of a
+ * parked buffer being let go says nothing, so with buffers parked look
+ * again every 5 ms.  FALSE when flushing. */
 static gboolean
 wait_for_return (GstVstreamBufferPool * pool, guint returns)
 {
