@@ -75,7 +75,8 @@ static void cap_buf_queue(struct vb2_buffer *vb)
 	struct vstream_node *node = vb2_get_drv_priv(vb->vb2_queue);
 	struct vstream_buffer *buf = to_vstream_buffer(vb);
 
-	vstream_buf_queued(buf, vstream_pipe_shares_into(node));
+	if (vstream_pipe_shares_into(node))
+		vstream_buf_unmap(buf);
 	list_add_tail(&buf->list, &node->active);
 	/* the producer's next frame fills it; else the thread's idle frames */
 	if (!vstream_fed(node))
@@ -86,8 +87,6 @@ static int cap_start_streaming(struct vb2_queue *q, unsigned int count)
 {
 	struct vstream_node *node = vb2_get_drv_priv(q);
 
-	if (node->pipe->out.streaming)
-		vstream_mem_stock(&node->pipe->out.queue);
 	vstream_node_set_streaming(node, true);
 	return 0;
 }

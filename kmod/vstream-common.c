@@ -530,7 +530,9 @@ void vstream_return_buffers(struct vstream_node *node, enum vb2_buffer_state sta
 
 	list_for_each_entry_safe(buf, tmp, &node->active, list) {
 		list_del(&buf->list);
-		vstream_buf_taken(buf, true);
+		/* a producer's frame detached for a delivery that never came */
+		vstream_frame_put(buf->frame);
+		buf->frame = NULL;
 		vb2_buffer_done(&buf->vb.vb2_buf, state);
 	}
 }
@@ -560,7 +562,7 @@ int vstream_queue_setup(struct vstream_node *node, unsigned int *nbuffers,
 			*nbuffers = vstream_min_buffers - have;
 	}
 	size = PAGE_ALIGN((u64)sizes[0]);
-	/* a producer's buffer may hold a spare too (struct vstream_buffer) */
+	/* a producer's queued buffer holds two frames (vstream_buf_detach()) */
 	fit = div64_u64(budget, node->output ? 2 * size : size);
 	if (fit <= have)
 		return -ENOMEM;
@@ -593,7 +595,7 @@ int vstream_queue_init(struct vstream_node *node)
 
 const struct v4l2_file_operations vstream_fops = {
 	.owner		= THIS_MODULE,
-	.open		= v4l2_fh_open,
+	.open		= vstream_open,
 	.release	= vb2_fop_release,
 	.read		= vb2_fop_read,
 	.write		= vstream_out_write,

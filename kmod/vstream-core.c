@@ -393,9 +393,12 @@ static int __init vstream_init(void)
 		pr_err("vstream: parameter out of range\n");
 		return -EINVAL;
 	}
-	ret = platform_device_register(&vstream_pdev);
+	ret = vstream_mem_init();
 	if (ret)
 		return ret;
+	ret = platform_device_register(&vstream_pdev);
+	if (ret)
+		goto exit_mem;
 	ret = platform_driver_register(&vstream_pdrv);
 	if (ret)
 		goto unregister_device;
@@ -413,6 +416,8 @@ unregister_driver:
 	platform_driver_unregister(&vstream_pdrv);
 unregister_device:
 	platform_device_unregister(&vstream_pdev);
+exit_mem:
+	vstream_mem_exit();
 	return ret;
 }
 
@@ -421,6 +426,7 @@ static void __exit vstream_exit(void)
 	vstream_configfs_exit();
 	platform_driver_unregister(&vstream_pdrv);
 	platform_device_unregister(&vstream_pdev);
+	vstream_mem_exit();
 }
 
 module_init(vstream_init);

@@ -1,63 +1,59 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Frame memory of MMAP buffers, shared without copying and
- * without letting one user's buffer change under another.
+ * Frame memory of MMAP buffers: shared by a producer and its readers
+ * without a copy, and never changed once delivered.
  *
  * A frame (struct vstream_frame) is a refcounted vb2-vmalloc allocation.
- * Every MMAP buffer's memory (struct vstream_mem) points at one frame, and
- * a buffer's frame can be replaced ("flipped"): user space maps a buffer
- * through a fault handler (VM_PFNMAP, special PTEs), and a flip
- * zaps those mappings with unmap_mapping_range(), so the next access
- * faults in the new frame's pages.  To make that range unique, each
- * vstream_mem gets its own file offset (vm_pgoff), whatever offset vb2
- * used to pick the buffer.
+ * Every MMAP buffer's memory (struct vstream_mem) shows one frame, and the
+ * pipe may point it at another ("flip").  User space maps a buffer through
+ * the fault handler, which inserts the frame's pages with
+ * vm_insert_pages() (VM_MIXEDMAP: ordinary pages, so get_user_pages(),
+ * O_DIRECT and USERPTR import of a mapping work); a flip zaps the buffer's
+ * mappings with unmap_mapping_range() and the next access faults the new
+ * frame in.  A mapped page holds a page reference, so memory goes only
+ * once unmapped, whatever becomes of its frame.  Every file of the driver
+ * has one anonymous inode's mapping as its f_mapping (as DRM does), and
+ * each vstream_mem its own range of file offsets in it (vm_pgoff): one
+ * unmap_mapping_range() finds every mapping of a buffer, through any
+ * device node, in any process, and no foreign inode is ever held.
  *
- * That gives the pipe (vstream-pipe.c) zero copy without lockstep: the
- * frame a producer's buffer shows is delivered by pointing every reader's
- * buffer at it, and the producer's buffer gets a spare frame if a reader
- * still holds that frame when the producer would write it again.
- * A reader therefore holds its frames, and only its frames, for as long as
- * it likes; nobody waits for it.  Rules:
+ * A frame's life (vstream-pipe.c delivers):
+ * - The producer's QBUF detaches its buffer's frame (vstream_buf_detach()):
+ *   the queued buffer keeps the frame for delivery, the buffer's memory
+ *   shows a fresh frame, and its mappings go.  Nothing can write the
+ *   detached frame any more: readers' queued buffers are pointed at it,
+ *   and the pipe may keep it as the last frame.
+ * - Readers map frames read-only.  A reader's first write to a frame that
+ *   anything else shows copies it for that reader alone (counted in
+ *   `cow`); a frame a reader wrote is never reused.
+ * - The kernel writes only frames nothing else shows (vstream_buf_writable()).
+ * - When the last buffer lets go of a frame it is freed, or kept as a
+ *   spare (at most VSTREAM_SPARE_FRAMES per pipe) for the next detach.
+ *   Spares belong to one producer stream: its STREAMOFF frees them and
+ *   starts a new generation, so frames of an earlier stream (maybe an
+ *   earlier opener's) are never handed out again.  A new buffer's frame
+ *   reads as zeros.
  *
- * - A frame that more than one buffer points at is never written: the
- *   kernel first gives the buffer it writes a private frame (copies and
- *   idle frames), and user space sees it mapped read-only; a write fault
- *   copies it for the writer alone (copy on write, counted in `cow`).
- *   One exception: the producer writes its buffer's frame when the
- *   others that show it are readers' queued buffers, which are the
- *   driver's to fill, as a camera's DMA fills them (f->queued).  So a
- *   reader whose buffers go round in step with the producer's gets each
- *   buffer back showing the same pages, with nothing remapped.
- * - Buffers whose frame must not move are "pinned" and take part only by
- *   copy: exported ones (EXPBUF: the dma-buf holds those very pages), and
- *   those of a queue in read()/write() mode (vb2's file I/O caches their
- *   kernel addresses).
- * - Memory is bounded: every buffer holds one frame (a producer's also a
- *   spare, from its first shared delivery until it flips or STREAMOFF, so
- *   its queue's budget counts two per buffer), a frame is freed or kept
- *   as a spare (at most VSTREAM_SPARE_FRAMES per pipe) when the last
- *   buffer lets go of it, so a lagging reader costs the frames it holds.
- * - A frame a reader wrote into is freed, never a spare: its picture is
- *   that reader's alone.
+ * Pinned buffers take part only by copy: exported ones (EXPBUF: the
+ * dma-buf holds those very pages) and those of a queue in read()/write()
+ * mode (vb2's file I/O caches their kernel addresses).  USERPTR and DMABUF
+ * memory is vb2-vmalloc's, in the same wrapper with no frame, as some ops
+ * (num_users) cannot tell memory types apart.
  *
- * USERPTR and DMABUF memory is vb2-vmalloc's alone, in the same wrapper
- * (with no frame), as some ops (num_users) cannot tell memory types apart.
- *
- * Locking: mem->lock (a mutex) guards mem->frame and mem->mappings; it
- * nests inside pipe->lock and inside the mm's locks (fault handlers), and
- * is held across unmap_mapping_range().  mem->queued changes under both
- * pipe->lock and mem->lock.  Frame refcounts and f->queued are atomic (a
- * queued buffer's write fault moves it under mem->lock alone); the
- * spare list has its own spinlock.  vb2 calls alloc, put and get_dmabuf
- * under the queue lock (pipe->lock), mmap under the mm's lock.
+ * Locking: mem->lock guards mem->frame and mem->mapped; it nests inside
+ * pipe->lock and inside the mm's locks (fault handlers), and is held
+ * across unmap_mapping_range().  Frame refcounts are atomic; the spare
+ * list has its own spinlock.  vb2 calls alloc, put and get_dmabuf under
+ * the queue lock (pipe->lock), mmap under the mm's lock.
  */
 
 #include <linux/fs.h>
 #include <linux/idr.h>
 #include <linux/kref.h>
 #include <linux/mm.h>
+#include <linux/mount.h>
+#include <linux/pseudo_fs.h>
 #include <linux/slab.h>
-#include <linux/timekeeping.h>
 #include <linux/vmalloc.h>
 #include <media/videobuf2-vmalloc.h>
 
@@ -66,9 +62,8 @@
 
 /* Each vstream_mem owns 2^VSTREAM_MEM_PGOFF_SHIFT pages of file offsets. */
 #define VSTREAM_MEM_PGOFF_SHIFT	18
-/* Distinct files (inodes) through which one buffer may be mapped. */
-#define VSTREAM_MEM_MAPPINGS	4
 #define VSTREAM_SPARE_FRAMES	4
+#define VSTREAM_FS_MAGIC	0x76737472	/* "vstr" */
 
 struct vstream_frame {
 	struct kref ref;
@@ -77,9 +72,9 @@ struct vstream_frame {
 	void *vm;			/* vb2-vmalloc's buffer */
 	void *vaddr;
 	unsigned long size;
-	unsigned long *pfn;		/* of each page, for the fault handler */
-	atomic_t queued;		/* readers' queued buffers showing it */
-	bool written;			/* by a reader: never handed out again */
+	struct page **pages;		/* for vm_insert_pages() */
+	unsigned int gen;		/* the pipe's spare generation */
+	bool written;			/* by a reader or a dma-buf: never reused */
 };
 
 struct vstream_mem {
@@ -93,13 +88,11 @@ struct vstream_mem {
 	int id;
 	bool pinned;
 	bool mapped;			/* PTEs may exist: faulted since the last zap */
-	bool queued;			/* a reader's, in the driver's queue (pipe->lock) */
-	bool steady;			/* its last delivery was the frame it showed */
-	bool must_unshare;		/* handed back sharing: its next fault unshares */
-	struct address_space *mappings[VSTREAM_MEM_MAPPINGS];
 };
 
 static DEFINE_IDA(vstream_mem_ida);
+static struct vfsmount *vstream_mnt;
+static struct inode *vstream_inode;	/* every file's f_mapping host */
 
 static struct vstream_mem *vstream_buf_mem(struct vstream_buffer *buf)
 {
@@ -115,7 +108,7 @@ static unsigned long vstream_mem_pgoff(const struct vstream_mem *mem)
 
 static void vstream_frame_free(struct vstream_frame *f)
 {
-	kvfree(f->pfn);
+	kvfree(f->pages);
 	vb2_vmalloc_memops.put(f->vm);
 	kfree(f);
 }
@@ -126,12 +119,6 @@ static void vstream_frame_release(struct kref *ref)
 	struct vstream_pipe *pipe = f->pipe;
 	bool spare = false;
 
-	/* every queued buffer that counts in it holds a reference */
-	if (WARN_ON_ONCE(atomic_read(&f->queued))) {
-		vstream_frame_free(f);	/* a reuse would count it wrong */
-		return;
-	}
-
 	/*
 	 * Pages an exported dma-buf still has, and pages a reader wrote (its
 	 * own picture, which no other opener may see), are never handed out
@@ -139,7 +126,7 @@ static void vstream_frame_release(struct kref *ref)
 	 */
 	if (vb2_vmalloc_memops.num_users(f->vm) == 1 && !f->written) {
 		spin_lock(&pipe->spare_lock);
-		if (pipe->nspare < VSTREAM_SPARE_FRAMES) {
+		if (f->gen == pipe->spare_gen && pipe->nspare < VSTREAM_SPARE_FRAMES) {
 			list_add(&f->list, &pipe->spare);
 			pipe->nspare++;
 			spare = true;
@@ -150,39 +137,37 @@ static void vstream_frame_release(struct kref *ref)
 		vstream_frame_free(f);
 }
 
+/**
+ * vstream_frame_get() - take a reference on a frame
+ * @f: the frame
+ *
+ * Return: @f.
+ */
 struct vstream_frame *vstream_frame_get(struct vstream_frame *f)
 {
 	kref_get(&f->ref);
 	return f;
 }
 
+/**
+ * vstream_frame_put() - drop a reference on a frame
+ * @f: the frame, or NULL
+ *
+ * The last reference frees the frame or keeps it as one of the pipe's
+ * spares.
+ */
 void vstream_frame_put(struct vstream_frame *f)
 {
 	if (f)
 		kref_put(&f->ref, vstream_frame_release);
 }
 
-static bool vstream_frame_shared(struct vstream_frame *f)
-{
-	return kref_read(&f->ref) > 1;
-}
-
-/*
- * Shown by a buffer user space may read, beside the one asking: not only
- * by readers' queued buffers.  A queued buffer that stops showing @f
- * (a write fault, under its own mem->lock only) leaves f->queued before
- * its kref_put(), which orders that as a release; reading the refcount
- * first, then (after the barrier) the count, a race reads "yes".
+/**
+ * vstream_frame_vaddr() - the kernel address of a frame's bytes
+ * @f: the frame
+ *
+ * Return: the address, valid while a reference is held.
  */
-static bool vstream_frame_exposed(struct vstream_frame *f)
-{
-	unsigned int refs = kref_read(&f->ref);
-
-	/* the count after the refcount: pairs with kref_put()'s release */
-	smp_rmb();
-	return refs - atomic_read(&f->queued) > 1;
-}
-
 void *vstream_frame_vaddr(const struct vstream_frame *f)
 {
 	return f->vaddr;
@@ -190,8 +175,8 @@ void *vstream_frame_vaddr(const struct vstream_frame *f)
 
 /*
  * A frame of exactly @size bytes that nobody else uses: a spare or new.
- * With @clear it reads as zeros, as a new one does: a spare still holds
- * an earlier frame, maybe an earlier opener's.
+ * With @clear it reads as zeros, as a new one does: a spare holds an
+ * earlier frame of this producer stream.
  */
 static struct vstream_frame *vstream_frame_new(struct vstream_pipe *pipe,
 					       struct vb2_buffer *vb, unsigned long size,
@@ -199,9 +184,11 @@ static struct vstream_frame *vstream_frame_new(struct vstream_pipe *pipe,
 {
 	struct vstream_frame *f, *tmp, *found = NULL;
 	LIST_HEAD(stale);
+	unsigned int gen;
 	unsigned long i;
 
 	spin_lock(&pipe->spare_lock);
+	gen = pipe->spare_gen;
 	list_for_each_entry_safe(f, tmp, &pipe->spare, list) {
 		if (f->size == size && found)
 			continue;	/* stays a spare */
@@ -235,19 +222,25 @@ static struct vstream_frame *vstream_frame_new(struct vstream_pipe *pipe,
 	f->vaddr = vb2_vmalloc_memops.vaddr(vb, f->vm);
 	f->pipe = pipe;
 	f->size = size;
-	/* looked up once: a frame is mapped again after every flip */
-	f->pfn = kvmalloc_array(size >> PAGE_SHIFT, sizeof(*f->pfn), GFP_KERNEL);
-	if (!f->pfn) {
+	f->gen = gen;
+	f->pages = kvmalloc_array(size >> PAGE_SHIFT, sizeof(*f->pages), GFP_KERNEL);
+	if (!f->pages) {
 		vstream_frame_free(f);
 		return ERR_PTR(-ENOMEM);
 	}
 	for (i = 0; i < size >> PAGE_SHIFT; i++)
-		f->pfn[i] = vmalloc_to_pfn(f->vaddr + (i << PAGE_SHIFT));
+		f->pages[i] = vmalloc_to_page(f->vaddr + (i << PAGE_SHIFT));
 	kref_init(&f->ref);
 	return f;
 }
 
-/* Free the spares, e.g. when the pipe goes idle or away. */
+/**
+ * vstream_mem_drain() - end the pipe's spare generation
+ * @pipe: the pipe
+ *
+ * Frees the spares, and frames still in use never become spares: called
+ * when the producer stops streaming and when the pipe goes.
+ */
 void vstream_mem_drain(struct vstream_pipe *pipe)
 {
 	struct vstream_frame *f, *tmp;
@@ -256,6 +249,7 @@ void vstream_mem_drain(struct vstream_pipe *pipe)
 	spin_lock(&pipe->spare_lock);
 	list_splice_init(&pipe->spare, &list);
 	pipe->nspare = 0;
+	pipe->spare_gen++;
 	spin_unlock(&pipe->spare_lock);
 	list_for_each_entry_safe(f, tmp, &list, list)
 		vstream_frame_free(f);
@@ -266,10 +260,7 @@ void vstream_mem_drain(struct vstream_pipe *pipe)
 static void vstream_mem_release(struct kref *ref)
 {
 	struct vstream_mem *mem = container_of(ref, struct vstream_mem, ref);
-	unsigned int i;
 
-	for (i = 0; i < VSTREAM_MEM_MAPPINGS && mem->mappings[i]; i++)
-		iput(mem->mappings[i]->host);
 	vstream_frame_put(mem->frame);
 	if (mem->id >= 0)
 		ida_free(&vstream_mem_ida, mem->id);
@@ -284,49 +275,43 @@ static void vstream_mem_unref(struct vstream_mem *mem)
 
 /*
  * Make every user mapping of @mem fault again.  Called with mem->lock.
- * Only vstream_vm_fault() makes PTEs (fork and mremap copy or move those),
- * so with none made since the last zap there is nothing to walk: a
- * reader's buffer, unmapped at its QBUF, takes a frame for free.
+ * Only vstream_vm_fault() makes PTEs (fork and mremap copy or move those,
+ * within the same file mapping), so with none made since the last zap
+ * there is nothing to walk.
  */
 static void vstream_mem_zap(struct vstream_mem *mem)
 {
-	unsigned int i;
-
 	if (!mem->mapped)
 		return;
 	mem->mapped = false;
-	for (i = 0; i < VSTREAM_MEM_MAPPINGS && mem->mappings[i]; i++)
-		unmap_mapping_range(mem->mappings[i],
-				    (loff_t)vstream_mem_pgoff(mem) << PAGE_SHIFT,
-				    mem->size, 1);
+	unmap_mapping_range(vstream_inode->i_mapping,
+			    (loff_t)vstream_mem_pgoff(mem) << PAGE_SHIFT, mem->size, 1);
 }
 
-/* Show @f (a reference the caller gives up) in @mem.  Called with mem->lock. */
-static void vstream_mem_flip(struct vstream_mem *mem, struct vstream_frame *f)
+/*
+ * Show @f (a reference the caller gives up) in @mem; returns the frame
+ * it showed, for the caller to put.  Called with mem->lock.
+ */
+static struct vstream_frame *vstream_mem_flip(struct vstream_mem *mem,
+					      struct vstream_frame *f)
 {
 	struct vstream_frame *old = mem->frame;
 
 	mem->frame = f;
-	mem->steady = false;
-	mem->must_unshare = false;
-	if (mem->queued) {
-		atomic_inc(&f->queued);
-		atomic_dec(&old->queued);
-	}
 	vstream_mem_zap(mem);
-	vstream_frame_put(old);
+	return old;
 }
 
 /*
- * Give @mem a frame of its own; with @copy keep what it shows.  Called
- * with mem->lock.  Needs the vb2 buffer to allocate, so put() makes a
- * mapped buffer private before vb2 frees it.
+ * Give @mem a frame nothing else shows; with @copy keep what it shows.
+ * Called with mem->lock.  Needs the vb2 buffer to allocate, so put()
+ * makes a mapped buffer private before vb2 frees it.
  */
 static int vstream_mem_unshare(struct vstream_mem *mem, bool copy)
 {
 	struct vstream_frame *f;
 
-	if (!vstream_frame_shared(mem->frame))
+	if (kref_read(&mem->frame->ref) == 1)
 		return 0;
 	if (!mem->vb)
 		return -EFAULT;
@@ -337,7 +322,7 @@ static int vstream_mem_unshare(struct vstream_mem *mem, bool copy)
 		memcpy(f->vaddr, mem->frame->vaddr, mem->size);
 		atomic64_inc(&mem->node->cow);
 	}
-	vstream_mem_flip(mem, f);
+	vstream_frame_put(vstream_mem_flip(mem, f));
 	return 0;
 }
 
@@ -346,91 +331,66 @@ static vm_fault_t vstream_vm_errno(int err)
 	return err == -ENOMEM ? VM_FAULT_OOM : VM_FAULT_SIGBUS;
 }
 
-struct vstream_map {
-	struct vm_area_struct *vma;
-	const unsigned long *pfn;	/* the frame's, from the vma's start */
-	pgprot_t prot;
-};
-
-/* apply_to_page_range()'s step, with the page table lock held */
-static int vstream_map_pte(pte_t *pte, unsigned long addr, void *data)
-{
-	struct vstream_map *map = data;
-	unsigned long pfn = map->pfn[(addr - map->vma->vm_start) >> PAGE_SHIFT];
-
-	/* a thread that faulted at the same time has mapped it already */
-	if (pte_none(ptep_get(pte))) {
-		set_pte_at(map->vma->vm_mm, addr, pte,
-			   pte_mkspecial(pfn_pte(pfn, map->prot)));
-		update_mmu_cache(map->vma, addr, pte);
-	}
-	return 0;
-}
-
 /*
- * Map the whole vma at once: one fault per frame, not one per page.  And
- * in one page table walk of special PTEs, as i915 maps its VM_PFNMAP
- * objects: this runs for every frame a buffer shows, and
- * vmf_insert_pfn_prot() page by page cost a 1080p frame 0.7 ms under
- * emulation, ten times this.  What vmf_insert_pfn_prot() adds does not
- * apply to frames: they are RAM (write-back, no PAT lookup needed) and
- * the prot is the vma's own.
+ * Map the whole vma at once, one fault per frame instead of one per page.
+ * Pages already mapped (a racing fault's, or around a MADV_DONTNEED hole)
+ * stay as they are: every PTE is made under mem->lock, and every zap
+ * takes them all.  Write access is the vma's own: a producer maps its
+ * frames writable, readers' vmas are write-notified (vstream_vm_page_mkwrite()).
  */
 static vm_fault_t vstream_vm_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct vstream_mem *mem = vma->vm_private_data;
-	unsigned long start = (vma->vm_pgoff - vstream_mem_pgoff(mem)) << PAGE_SHIFT;
-	unsigned long flags = vma->vm_flags;
-	struct vstream_map map = { .vma = vma };
+	unsigned long first = vma->vm_pgoff - vstream_mem_pgoff(mem);
+	unsigned long total = vma_pages(vma);
+	unsigned long left = total;
+	int err = 0;
+
+	mutex_lock(&mem->lock);
+	if (first + total > mem->frame->size >> PAGE_SHIFT)
+		err = -EFAULT;
+	mem->mapped = true;
+	while (!err && left) {
+		unsigned long done = total - left;
+
+		err = vm_insert_pages(vma, vma->vm_start + (done << PAGE_SHIFT),
+				      mem->frame->pages + first + done, &left);
+		if (err == -EBUSY) {
+			left--;		/* mapped already: skip it */
+			err = 0;
+		}
+	}
+	mutex_unlock(&mem->lock);
+	return err ? vstream_vm_errno(err) : VM_FAULT_NOPAGE;
+}
+
+/*
+ * A reader's first write to a page.  To a frame anything else shows: copy
+ * it for this buffer alone and fault again.  To its own: mark it written
+ * (never handed out again) and let the write through, as fbdev's
+ * deferred I/O does with its vmalloc pages.
+ */
+static vm_fault_t vstream_vm_page_mkwrite(struct vm_fault *vmf)
+{
+	struct vstream_mem *mem = vmf->vma->vm_private_data;
+	unsigned long idx = vmf->pgoff - vstream_mem_pgoff(mem);
 	vm_fault_t ret = VM_FAULT_NOPAGE;
 	int err = 0;
 
 	mutex_lock(&mem->lock);
-	if (mem->must_unshare) {
-		err = vstream_mem_unshare(mem, false);
-		mem->must_unshare = err != 0;
-	}
-	if (!err && (vmf->flags & FAULT_FLAG_WRITE))
+	if (kref_read(&mem->frame->ref) > 1) {
 		err = vstream_mem_unshare(mem, true);
-	if (!err && start + (vma->vm_end - vma->vm_start) > mem->frame->size)
-		err = -EFAULT;
-	if (!err) {
-		/*
-		 * A shared frame is read-only: the first write comes to
-		 * pfn_mkwrite.  So is a reader's own until it writes, so
-		 * that the frames readers wrote are known (f->written).
-		 */
-		if (vstream_frame_shared(mem->frame) ||
-		    (!mem->node->output && !(vmf->flags & FAULT_FLAG_WRITE)))
-			flags &= ~VM_WRITE;
-		else if (!mem->node->output && (flags & VM_WRITE))
-			mem->frame->written = true;
-		map.pfn = mem->frame->pfn + (start >> PAGE_SHIFT);
-		map.prot = vm_get_page_prot(flags);
-		mem->mapped = true;
-		err = apply_to_page_range(vma->vm_mm, vma->vm_start,
-					  vma->vm_end - vma->vm_start, vstream_map_pte, &map);
+	} else if (idx >= mem->frame->size >> PAGE_SHIFT ||
+		   mem->frame->pages[idx] != vmf->page) {
+		vstream_mem_zap(mem);	/* not this frame's page: map again */
+	} else {
+		mem->frame->written = true;
+		lock_page(vmf->page);
+		ret = VM_FAULT_LOCKED;
 	}
-	if (err)
-		ret = vstream_vm_errno(err);
 	mutex_unlock(&mem->lock);
-	return ret;
-}
-
-/* A write to a read-only (once shared) page: copy if still shared. */
-static vm_fault_t vstream_vm_pfn_mkwrite(struct vm_fault *vmf)
-{
-	struct vstream_mem *mem = vmf->vma->vm_private_data;
-	int err;
-
-	mutex_lock(&mem->lock);
-	err = vstream_mem_unshare(mem, true);
-	/* either way: fault again, mapping every page writable at once */
-	if (!err)
-		vstream_mem_zap(mem);
-	mutex_unlock(&mem->lock);
-	return err ? vstream_vm_errno(err) : VM_FAULT_NOPAGE;
+	return err ? vstream_vm_errno(err) : ret;
 }
 
 static void vstream_vm_open(struct vm_area_struct *vma)
@@ -445,39 +405,31 @@ static void vstream_vm_close(struct vm_area_struct *vma)
 	vstream_mem_unref(vma->vm_private_data);
 }
 
-static const struct vm_operations_struct vstream_vm_ops = {
+/* A producer writes only frames of its own: no write notification. */
+static const struct vm_operations_struct vstream_out_vm_ops = {
 	.open		= vstream_vm_open,
 	.close		= vstream_vm_close,
 	.fault		= vstream_vm_fault,
-	.pfn_mkwrite	= vstream_vm_pfn_mkwrite,
+};
+
+static const struct vm_operations_struct vstream_cap_vm_ops = {
+	.open		= vstream_vm_open,
+	.close		= vstream_vm_close,
+	.fault		= vstream_vm_fault,
+	.page_mkwrite	= vstream_vm_page_mkwrite,
 };
 
 static int vstream_mem_mmap(void *priv, struct vm_area_struct *vma)
 {
 	struct vstream_mem *mem = priv;
-	struct address_space *mapping = vma->vm_file->f_mapping;
-	unsigned int i;
-	int ret = -EBUSY;
 
-	mutex_lock(&mem->lock);
-	for (i = 0; i < VSTREAM_MEM_MAPPINGS; i++) {
-		if (!mem->mappings[i]) {
-			ihold(mapping->host);
-			mem->mappings[i] = mapping;
-		}
-		if (mem->mappings[i] == mapping) {
-			ret = 0;
-			break;
-		}
-	}
-	mutex_unlock(&mem->lock);
-	if (ret)
-		return ret;
+	if (WARN_ON_ONCE(vma->vm_file->f_mapping != vstream_inode->i_mapping))
+		return -EINVAL;
 	/* vb2 chose the buffer by offset; flips find its mappings by ours */
 	vma->vm_pgoff = vstream_mem_pgoff(mem);
-	vstream_vm_flags_set(vma, VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
+	vstream_vm_flags_set(vma, VM_MIXEDMAP | VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_private_data = mem;
-	vma->vm_ops = &vstream_vm_ops;
+	vma->vm_ops = mem->node->output ? &vstream_out_vm_ops : &vstream_cap_vm_ops;
 	kref_get(&mem->ref);
 	return 0;
 }
@@ -536,12 +488,11 @@ static void vstream_mem_put(void *priv)
 	/*
 	 * Still mapped: the mapping keeps showing this frame.  Make it the
 	 * mapping's own now, while vb2's buffer can still allocate, so that
-	 * a later write needs no copy on write.  On failure its PTEs go (a
-	 * producer's may be writable on a frame readers share): a later
-	 * write gets SIGBUS, the frame never changes.
+	 * a reader's later write needs no copy on write (one that fails gets
+	 * SIGBUS).  A producer's frame is its own already.
 	 */
-	if (kref_read(&mem->ref) > 1 && vstream_mem_unshare(mem, true))
-		vstream_mem_zap(mem);
+	if (kref_read(&mem->ref) > 1 && !mem->node->output)
+		vstream_mem_unshare(mem, true);
 	mem->vb = NULL;
 	mutex_unlock(&mem->lock);
 	vstream_mem_unref(mem);
@@ -560,16 +511,22 @@ static struct dma_buf *vstream_mem_get_dmabuf(struct vb2_buffer *vb, void *priv,
 		/* the dma-buf is these pages: this buffer never flips again */
 		mem->pinned = true;
 		/* and whoever has it may write them, unseen by our faults */
-		if (!mem->node->output)
-			mem->frame->written = true;
+		mem->frame->written = true;
 		dbuf = vb2_vmalloc_memops.get_dmabuf(vb, mem->frame->vm, flags);
 	}
 	mutex_unlock(&mem->lock);
 	return dbuf;
 }
 
-/* What the pipe thread asks */
+/* What the pipe asks */
 
+/**
+ * vstream_buf_can_share() - whether a buffer takes part in zero copy
+ * @buf: the buffer
+ *
+ * Return: true for an MMAP buffer that is neither exported nor used by
+ * read()/write().
+ */
 bool vstream_buf_can_share(struct vstream_buffer *buf)
 {
 	struct vb2_queue *q = buf->vb.vb2_buf.vb2_queue;
@@ -578,23 +535,60 @@ bool vstream_buf_can_share(struct vstream_buffer *buf)
 	       !vb2_fileio_is_active(q);
 }
 
-/* @buf's frame with a reference, if it can be delivered by sharing. */
-struct vstream_frame *vstream_buf_get_frame(struct vstream_buffer *buf)
+/**
+ * vstream_buf_detach() - take the frame of a buffer the producer queued
+ * @buf: the producer's buffer, in its QBUF
+ *
+ * The buffer shows a fresh frame from now on, and its mappings go, so
+ * nothing can write the frame it showed.
+ *
+ * Return: that frame (the caller's reference), or NULL if @buf does not
+ * share or no fresh frame can be had: it is then delivered by copy.
+ */
+struct vstream_frame *vstream_buf_detach(struct vstream_buffer *buf)
 {
 	struct vstream_mem *mem = vstream_buf_mem(buf);
 	struct vstream_frame *f;
 
 	if (!vstream_buf_can_share(buf))
 		return NULL;
+	f = vstream_frame_new(mem->node->pipe, &buf->vb.vb2_buf, mem->size, false);
+	if (IS_ERR(f))
+		return NULL;
 	mutex_lock(&mem->lock);
-	f = mem->frame;
-	kref_get(&f->ref);
+	f = vstream_mem_flip(mem, f);
 	mutex_unlock(&mem->lock);
 	return f;
 }
 
-/* A frame as big as @buf's: to flip to later (vstream_buf_renew()), or own. */
-struct vstream_frame *vstream_buf_spare(struct vstream_buffer *buf)
+/**
+ * vstream_buf_get_frame() - the frame an MMAP buffer shows
+ * @buf: the buffer
+ *
+ * Return: the frame with a reference, which keeps its memory while a
+ * delivery copies from it; NULL for USERPTR and DMABUF buffers.
+ */
+struct vstream_frame *vstream_buf_get_frame(struct vstream_buffer *buf)
+{
+	struct vstream_mem *mem = vstream_buf_mem(buf);
+	struct vstream_frame *f = NULL;
+
+	if (buf->vb.vb2_buf.vb2_queue->memory != VB2_MEMORY_MMAP)
+		return NULL;
+	mutex_lock(&mem->lock);
+	if (mem->frame)
+		f = vstream_frame_get(mem->frame);
+	mutex_unlock(&mem->lock);
+	return f;
+}
+
+/**
+ * vstream_buf_new_frame() - a frame as big as a buffer's
+ * @buf: the buffer
+ *
+ * Return: a frame nothing else uses, or NULL.
+ */
+struct vstream_frame *vstream_buf_new_frame(struct vstream_buffer *buf)
 {
 	struct vb2_buffer *vb = &buf->vb.vb2_buf;
 	struct vstream_node *node = vb2_get_drv_priv(vb->vb2_queue);
@@ -604,144 +598,56 @@ struct vstream_frame *vstream_buf_spare(struct vstream_buffer *buf)
 	return IS_ERR(f) ? NULL : f;
 }
 
-/*
- * With pipe->lock: have a spare as big as the MMAP frames of the
- * producer's queue @q ready, so that the first delivery of a stream
- * allocates nothing (a new frame is zeroed: milliseconds for 1080p).
- * Called when the producer or a reader starts streaming; a reader's
- * buffers may have taken the spares that were there.
- */
-void vstream_mem_stock(struct vb2_queue *q)
-{
-	struct vstream_node *node = vb2_get_drv_priv(q);
-	struct vstream_pipe *pipe = node->pipe;
-	struct vb2_buffer *vb = vb2_get_buffer(q, 0);
-	struct vstream_frame *f;
-	unsigned long size;
-	bool found = false;
-
-	if (!vb || q->memory != VB2_MEMORY_MMAP || vb2_fileio_is_active(q))
-		return;
-	size = PAGE_ALIGN(vb2_plane_size(vb, 0));
-	spin_lock(&pipe->spare_lock);
-	list_for_each_entry(f, &pipe->spare, list) {
-		if (f->size == size) {
-			found = true;
-			break;
-		}
-	}
-	spin_unlock(&pipe->spare_lock);
-	if (found)
-		return;
-	f = vstream_frame_new(pipe, vb, size, false);
-	if (!IS_ERR(f))
-		vstream_frame_put(f);	/* to the spares */
-}
-
-/* @buf can show @obuf's frame: it is not bigger (vstream_buf_share()). */
-bool vstream_buf_fits(struct vstream_buffer *buf, struct vstream_buffer *obuf)
-{
-	return PAGE_ALIGN(vb2_plane_size(&buf->vb.vb2_buf, 0)) <=
-	       PAGE_ALIGN(vb2_plane_size(&obuf->vb.vb2_buf, 0));
-}
-
-/*
- * Deliver @f into @buf without copying; false if @buf cannot take it.
- * Counts in @flips if @buf showed another frame (its mappings go).
+/**
+ * vstream_buf_share() - deliver a frame into a reader's buffer without a copy
+ * @buf: the reader's buffer, taken from its queue
+ * @f: a detached frame
+ * @flips: counts one if @buf showed another frame (its mappings go)
+ *
+ * Return: false if @buf cannot show @f.
  */
 bool vstream_buf_share(struct vstream_buffer *buf, struct vstream_frame *f, u64 *flips)
 {
 	struct vstream_mem *mem = vstream_buf_mem(buf);
+	struct vstream_frame *old = NULL;
 
 	if (!vstream_buf_can_share(buf) || f->size < mem->size)
 		return false;
 	mutex_lock(&mem->lock);
 	if (mem->frame != f) {
-		kref_get(&f->ref);
-		vstream_mem_flip(mem, f);
+		old = vstream_mem_flip(mem, vstream_frame_get(f));
 		(*flips)++;
-	} else {
-		mem->steady = true;
 	}
 	mutex_unlock(&mem->lock);
+	vstream_frame_put(old);
 	return true;
 }
 
-/*
- * Before the producer writes @buf again: if a buffer user space may read
- * shows its frame too, flip it to @spare, whose reference that consumes.
- * Returns whether it flipped, and what the flip took in @cost_ns.
+/**
+ * vstream_buf_unmap() - drop a reader's mappings of a buffer it queued
+ * @buf: the buffer, in its owner's QBUF
+ *
+ * Done when its next frame will come by sharing: the flip that delivers
+ * it then finds no TLB entry to flush in another process.
  */
-bool vstream_buf_renew(struct vstream_buffer *buf, struct vstream_frame *spare,
-		       u64 *cost_ns)
-{
-	struct vstream_mem *mem = vstream_buf_mem(buf);
-	bool flip;
-	u64 t0;
-
-	*cost_ns = 0;
-	mutex_lock(&mem->lock);
-	flip = vstream_frame_exposed(mem->frame);
-	if (flip) {
-		t0 = ktime_get_ns();
-		vstream_mem_flip(mem, spare);
-		*cost_ns = ktime_get_ns() - t0;
-	}
-	mutex_unlock(&mem->lock);
-	return flip;
-}
-
-/*
- * A reader's @buf is queued (with pipe->lock): the driver's until it is
- * filled.  With @unmap the next frame will come by sharing; unless the
- * last one was the frame @buf already showed (the reader's buffers and
- * the producer's go round in step, and the next likely is too), its
- * mappings go now, in the owner's QBUF, so that the flip delivering that
- * frame finds no TLB entry to flush in the producer's.
- */
-void vstream_buf_queued(struct vstream_buffer *buf, bool unmap)
+void vstream_buf_unmap(struct vstream_buffer *buf)
 {
 	struct vstream_mem *mem = vstream_buf_mem(buf);
 
-	lockdep_assert_held(&mem->node->pipe->lock);
 	if (!vstream_buf_can_share(buf))
 		return;
 	mutex_lock(&mem->lock);
-	mem->queued = true;
-	mem->must_unshare = false;
-	atomic_inc(&mem->frame->queued);
-	if (unmap && !mem->steady)
-		vstream_mem_zap(mem);
+	vstream_mem_zap(mem);
 	mutex_unlock(&mem->lock);
 }
 
-/*
- * The driver takes a reader's @buf off its queue (with pipe->lock), to
- * fill it or, with @hand_back, to give it back unfilled (STREAMOFF).
- * From now on the producer never writes what it shows; one handed back
- * carries no frame, so it gets pages of its own if it shares them and
- * the producer may be writing them (if none can be had, its mappings go
- * and its next fault tries again: SIGBUS if memory is still short).
+/**
+ * vstream_buf_writable() - kernel address to write a frame into
+ * @buf: the buffer, taken from its queue
+ *
+ * Return: the address of @buf's memory, made private to it, or NULL if
+ * no memory can be had.
  */
-void vstream_buf_taken(struct vstream_buffer *buf, bool hand_back)
-{
-	struct vstream_mem *mem = vstream_buf_mem(buf);
-
-	lockdep_assert_held(&mem->node->pipe->lock);
-	if (!mem->queued)
-		return;
-	mutex_lock(&mem->lock);
-	mem->queued = false;
-	atomic_dec(&mem->frame->queued);
-	if (hand_back && vstream_mem_unshare(mem, false)) {
-		/* no pages now: its next fault tries again, or fails */
-		vstream_mem_zap(mem);
-		mem->must_unshare = true;
-	}
-	mutex_unlock(&mem->lock);
-}
-
-/* Kernel address to write a frame into @buf: its memory, made private. */
 void *vstream_buf_writable(struct vstream_buffer *buf)
 {
 	struct vb2_buffer *vb = &buf->vb.vb2_buf;
@@ -751,7 +657,6 @@ void *vstream_buf_writable(struct vstream_buffer *buf)
 	if (vb->vb2_queue->memory == VB2_MEMORY_MMAP) {
 		mutex_lock(&mem->lock);
 		err = vstream_mem_unshare(mem, false);
-		mem->steady = false;
 		mutex_unlock(&mem->lock);
 	}
 	return err ? NULL : vb2_plane_vaddr(vb, 0);
@@ -846,3 +751,62 @@ const struct vb2_mem_ops vstream_mem_ops = {
 	.num_users	= vstream_mem_num_users,
 	.mmap		= vstream_mem_mmap,
 };
+
+/* The files' mapping */
+
+static int vstream_fs_init_fs_context(struct fs_context *fc)
+{
+	return init_pseudo(fc, VSTREAM_FS_MAGIC) ? 0 : -ENOMEM;
+}
+
+/*
+ * Never registered: only kern_mount() mounts it.  No owner: it is
+ * unmounted before the module goes, and a reference would block rmmod.
+ */
+static struct file_system_type vstream_fs_type = {
+	.name		= "vstream",
+	.init_fs_context = vstream_fs_init_fs_context,
+	.kill_sb	= kill_anon_super,
+};
+
+/**
+ * vstream_open() - open a node, its mappings in the driver's own inode
+ * @file: the file being opened
+ *
+ * Return: 0 or a negative errno, as v4l2_fh_open().
+ */
+int vstream_open(struct file *file)
+{
+	int ret = v4l2_fh_open(file);
+
+	if (!ret)
+		file->f_mapping = vstream_inode->i_mapping;
+	return ret;
+}
+
+/**
+ * vstream_mem_init() - make the inode all mappings live in
+ *
+ * Return: 0 or a negative errno.
+ */
+int vstream_mem_init(void)
+{
+	vstream_mnt = kern_mount(&vstream_fs_type);
+	if (IS_ERR(vstream_mnt))
+		return PTR_ERR(vstream_mnt);
+	vstream_inode = alloc_anon_inode(vstream_mnt->mnt_sb);
+	if (IS_ERR(vstream_inode)) {
+		kern_unmount(vstream_mnt);
+		return PTR_ERR(vstream_inode);
+	}
+	return 0;
+}
+
+/**
+ * vstream_mem_exit() - free that inode; no file of the driver is open
+ */
+void vstream_mem_exit(void)
+{
+	iput(vstream_inode);
+	kern_unmount(vstream_mnt);
+}

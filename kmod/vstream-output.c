@@ -85,17 +85,6 @@ ssize_t vstream_out_write(struct file *file, const char __user *data, size_t cou
 	return ret;
 }
 
-/* The producer is about to write @vb again: it must show no reader's frame. */
-static void out_buf_finish(struct vb2_buffer *vb)
-{
-	vstream_out_renew(to_vstream_buffer(vb));
-}
-
-static void out_buf_cleanup(struct vb2_buffer *vb)
-{
-	vstream_out_drop_spare(to_vstream_buffer(vb));
-}
-
 static int out_start_streaming(struct vb2_queue *q, unsigned int count)
 {
 	struct vstream_node *node = vb2_get_drv_priv(q);
@@ -104,7 +93,6 @@ static int out_start_streaming(struct vb2_queue *q, unsigned int count)
 		.type = V4L2_EVENT_SOURCE_CHANGE,
 		.u.src_change.changes = V4L2_EVENT_SRC_CH_RESOLUTION,
 	};
-	bool shared = pipe->keep_last;	/* its frames will be */
 	unsigned int i;
 
 	/* Tell readers whose buffers no longer fit the producer's format. */
@@ -114,11 +102,7 @@ static int out_start_streaming(struct vb2_queue *q, unsigned int count)
 		if (vb2_is_busy(&cap->queue) &&
 		    memcmp(&cap->fmt, &node->fmt, sizeof(cap->fmt)))
 			v4l2_event_queue(&cap->vdev, &ev);
-		shared |= cap->streaming;
 	}
-	/* readers that start later stock one themselves */
-	if (shared)
-		vstream_mem_stock(q);
 	vstream_node_set_streaming(node, true);
 	return 0;
 }
@@ -126,25 +110,10 @@ static int out_start_streaming(struct vb2_queue *q, unsigned int count)
 static void out_stop_streaming(struct vb2_queue *q)
 {
 	struct vstream_node *node = vb2_get_drv_priv(q);
-	struct vb2_buffer *vb;
-	unsigned int i;
 
 	vstream_node_set_streaming(node, false);
 	vstream_return_buffers(node, VB2_BUF_STATE_ERROR);
-	for (i = 0; i < vstream_vb2_num_buffers(q); i++) {
-		vb = vb2_get_buffer(q, i);
-		if (!vb)
-			continue;
-		/*
-		 * Buffers done but not dequeued: vb2 hands them back after
-		 * this.  One the producer has (dequeued or prepared) may be
-		 * half written already: only its spare goes.
-		 */
-		if (vb->state == VB2_BUF_STATE_DONE || vb->state == VB2_BUF_STATE_ERROR)
-			vstream_out_renew(to_vstream_buffer(vb));
-		vstream_out_drop_spare(to_vstream_buffer(vb));
-	}
-	/* an idle pipe keeps no spare frames */
+	/* the stream's frames are never handed out again */
 	vstream_mem_drain(node->pipe);
 }
 
@@ -153,8 +122,6 @@ const struct vb2_ops vstream_out_qops = {
 	.buf_out_validate	= out_buf_out_validate,
 	.buf_prepare		= out_buf_prepare,
 	.buf_queue		= out_buf_queue,
-	.buf_finish		= out_buf_finish,
-	.buf_cleanup		= out_buf_cleanup,
 	.start_streaming	= out_start_streaming,
 	.stop_streaming		= out_stop_streaming,
 	VSTREAM_VB2_WAIT_OPS

@@ -10,18 +10,14 @@
  * offers it, so a frame it had no buffer for leaves a gap (a drop).  Idle
  * frames are offered only when the reader has a buffer, so they never gap.
  *
- * Zero copy: a producer frame in an MMAP buffer is delivered to every MMAP
- * reader by pointing the reader's buffer at the same frame
- * (vstream_buf_share()).  Before the producer can write that buffer again
- * (its DQBUF), the buffer gets a spare frame if a buffer user space may
- * read still shows the frame (vstream_out_renew()), so the producer never
- * writes a frame a reader has dequeued, and never waits for a reader.  A
- * reader that queued its buffer back does not count: that buffer is the
- * driver's to fill, and it most likely gets the same frame again, new
- * content in the same pages.  A reader with no buffer queued when a frame
- * comes gets a drop.  The kernel writes only frames nobody else shows
- * (vstream_buf_writable()), so a dequeued buffer never changes until its
- * owner queues it again.
+ * Zero copy: the producer's QBUF detaches the frame of its MMAP buffer
+ * (vstream_buf_detach(): the buffer shows a fresh frame from then on), and
+ * the delivery points every MMAP reader's queued buffer at that frame
+ * (vstream_buf_share()).  Nobody can write a detached frame, so a
+ * dequeued buffer never changes until its owner queues it again, and the
+ * producer never waits for a reader.  A reader with no buffer queued when
+ * a frame comes gets a drop.  Everything else is one copy from a frame the
+ * delivery holds a reference on, so no writer can free it meanwhile.
  */
 
 #include <linux/freezer.h>
@@ -75,10 +71,8 @@ static struct vstream_buffer *vstream_peek(struct vstream_node *node, bool take)
 	struct vstream_buffer *buf;
 
 	buf = list_first_entry_or_null(&node->active, struct vstream_buffer, list);
-	if (buf && take) {
+	if (buf && take)
 		list_del(&buf->list);
-		vstream_buf_taken(buf, false);
-	}
 	return buf;
 }
 
@@ -91,9 +85,9 @@ bool vstream_same_layout(const struct v4l2_pix_format *a, const struct v4l2_pix_
 }
 
 /*
- * The next frame for @cap will come by sharing the producer's: it streams
- * the same layout from MMAP buffers.  Only then may @cap's buffers be
- * unmapped when queued (vstream_buf_queued()); the kernel writes the
+ * The next frame for @cap will come by sharing the producer's: both
+ * stream the same layout from MMAP buffers.  Only then are @cap's buffers
+ * unmapped when queued (vstream_buf_unmap()); the kernel writes the
  * others in place.
  */
 bool vstream_pipe_shares_into(struct vstream_node *cap)
@@ -101,7 +95,8 @@ bool vstream_pipe_shares_into(struct vstream_node *cap)
 	struct vstream_node *out = &cap->pipe->out;
 
 	return out->streaming && out->queue.memory == VB2_MEMORY_MMAP &&
-	       !vb2_fileio_is_active(&out->queue) && vstream_same_layout(&out->fmt, &cap->fmt);
+	       !vb2_fileio_is_active(&out->queue) && cap->queue.memory == VB2_MEMORY_MMAP &&
+	       !vb2_fileio_is_active(&cap->queue) && vstream_same_layout(&out->fmt, &cap->fmt);
 }
 
 /*
@@ -130,22 +125,6 @@ static bool vstream_convert_into(struct vstream_node *cap, struct vstream_buffer
 		return false;
 	vstream_convert(src, sbuf, &cap->fmt, dst);
 	vb2_set_plane_payload(&buf->vb.vb2_buf, 0, cap->fmt.sizeimage);
-	return true;
-}
-
-/*
- * @buf, taken from @cap's queue, could not be written.  An MMAP buffer
- * fails only when no pages of its own can be had: it may still show a
- * frame the producer is writing (a reader's queued buffer may), so it
- * stays the driver's, back at the head of the queue, instead of going to
- * its reader as an ERROR buffer.  True if it did.
- */
-static bool vstream_requeue(struct vstream_node *cap, struct vstream_buffer *buf)
-{
-	if (!vstream_buf_can_share(buf))
-		return false;
-	list_add(&buf->list, &cap->active);
-	vstream_buf_queued(buf, false);
 	return true;
 }
 
@@ -187,20 +166,21 @@ static void vstream_finish(struct vstream_node *node, struct vstream_buffer *buf
 }
 
 /*
- * Keep the producer's frame for readers in VSTREAM_IDLE_LAST mode: @f
- * itself when it is shared (the producer's buffer gets a spare), else a
- * copy, as a pinned producer buffer is written again.
+ * Keep the producer's frame for readers in VSTREAM_IDLE_LAST mode: the
+ * detached frame @f itself, else a copy of @src, as the producer writes
+ * its buffer again.
  */
 static void vstream_keep_last(struct vstream_pipe *pipe, struct vstream_buffer *obuf,
-			      struct vstream_frame *f, size_t len, u32 field)
+			      struct vstream_frame *f, const void *src, size_t len,
+			      u32 field)
 {
-	struct vstream_frame *keep = f ? vstream_frame_get(f) : vstream_buf_spare(obuf);
+	struct vstream_frame *keep = f ? vstream_frame_get(f) : vstream_buf_new_frame(obuf);
 
 	vstream_pipe_forget_last(pipe);
 	if (!keep)
 		return;
 	if (!f)
-		memcpy(vstream_frame_vaddr(keep), vb2_plane_vaddr(&obuf->vb.vb2_buf, 0), len);
+		memcpy(vstream_frame_vaddr(keep), src, len);
 	pipe->last = keep;
 	pipe->last_used = len;
 	pipe->last_fmt = pipe->out.fmt;
@@ -215,24 +195,6 @@ void vstream_pipe_forget_last(struct vstream_pipe *pipe)
 }
 
 /*
- * The producer's frame, to share: only with a spare at hand that its
- * buffer flips to if a reader still holds the frame when the producer
- * would write it again (obuf->spare, vstream_out_renew()).  One not
- * needed then stays with the buffer for its next delivery.
- */
-static struct vstream_frame *vstream_share_source(struct vstream_pipe *pipe,
-						  struct vstream_buffer *obuf)
-{
-	if (!vstream_buf_can_share(obuf))
-		return NULL;
-	if (!obuf->spare)
-		obuf->spare = vstream_buf_spare(obuf);
-	if (!obuf->spare)
-		return NULL;
-	return vstream_buf_get_frame(obuf);
-}
-
-/*
  * One producer frame to every reader, stamped @ts.  Returns how the
  * producer's buffer is to be completed: the caller does that.
  */
@@ -241,15 +203,19 @@ static enum vb2_buffer_state vstream_deliver_frame(struct vstream_pipe *pipe,
 {
 	struct vstream_node *out = &pipe->out;
 	struct vb2_buffer *ovb = &obuf->vb.vb2_buf;
-	const void *src = vb2_plane_vaddr(ovb, 0);
+	struct vstream_frame *f = obuf->frame;	/* detached: shared as it is */
+	/* else a reference keeps an MMAP frame while it is copied from */
+	struct vstream_frame *held = f ? NULL : vstream_buf_get_frame(obuf);
+	const void *src = f ? vstream_frame_vaddr(f) :
+			  held ? vstream_frame_vaddr(held) : vb2_plane_vaddr(ovb, 0);
 	size_t len = vb2_get_plane_payload(ovb, 0);
-	struct vstream_frame *f = NULL;
 	u32 field = obuf->vb.field;
-	bool tried = false;	/* to share: no spare is taken for nothing */
 	unsigned int i;
 
-	if (!src)
+	if (!src) {
+		vstream_frame_put(held);
 		return VB2_BUF_STATE_ERROR;
+	}
 	for (i = 0; i < pipe->readers; i++) {
 		struct vstream_node *cap = &pipe->cap[i];
 		struct vstream_buffer *buf;
@@ -265,11 +231,6 @@ static enum vb2_buffer_state vstream_deliver_frame(struct vstream_pipe *pipe,
 		}
 		n = min_t(size_t, len, vb2_plane_size(&buf->vb.vb2_buf, 0));
 		same = vstream_same_layout(&out->fmt, &cap->fmt);
-		if (same && !tried && vstream_buf_can_share(buf) &&
-		    vstream_buf_fits(buf, obuf)) {
-			tried = true;
-			f = vstream_share_source(pipe, obuf);
-		}
 		if (!same) {
 			if (!vstream_convert_into(cap, buf, &out->fmt, src, len)) {
 				vstream_settle(pipe, buf, VB2_BUF_STATE_ERROR);
@@ -284,10 +245,6 @@ static enum vb2_buffer_state vstream_deliver_frame(struct vstream_pipe *pipe,
 		} else {
 			void *dst = vstream_buf_writable(buf);
 
-			if (!dst && vstream_requeue(cap, buf)) {
-				vstream_drop(cap);
-				continue;
-			}
 			if (!dst) {
 				vstream_settle(pipe, buf, VB2_BUF_STATE_ERROR);
 				continue;
@@ -302,12 +259,11 @@ static enum vb2_buffer_state vstream_deliver_frame(struct vstream_pipe *pipe,
 		buf->vb.timecode = obuf->vb.timecode;
 		vstream_finish(cap, buf, field, ts);
 	}
-	if (pipe->keep_last) {
-		if (!tried)
-			f = vstream_share_source(pipe, obuf);
-		vstream_keep_last(pipe, obuf, f, len, field);
-	}
+	if (pipe->keep_last)
+		vstream_keep_last(pipe, obuf, f, src, len, field);
+	vstream_frame_put(held);
 	vstream_frame_put(f);
+	obuf->frame = NULL;
 
 	/* the producer's timestamp stays: the output queue copies it */
 	vstream_count_frame(out, &obuf->vb);
@@ -343,50 +299,9 @@ static void vstream_out_advance(struct vstream_node *out, u64 now)
 }
 
 /*
- * With pipe->lock, before the producer can write @obuf again (its DQBUF,
- * STREAMOFF handing back a buffer done but not dequeued, or at once for
- * a producer flat out): if a buffer user space may read shows the frame
- * it delivered, it flips to its spare (vstream_share_source()).  A flip's
- * cost counts in its delivery's (VSTREAM_INLINE_RATIO).  An unused spare
- * stays: at a camera's pace the readers have queued their buffers back
- * by now, and the next delivery needs one again.
- */
-void vstream_out_renew(struct vstream_buffer *obuf)
-{
-	struct vstream_node *out = vb2_get_drv_priv(obuf->vb.vb2_buf.vb2_queue);
-	u64 cost;
-
-	if (!obuf->spare)
-		return;
-	/* exported (its frame made private then) or in write() mode */
-	if (!vstream_buf_can_share(obuf)) {
-		vstream_out_drop_spare(obuf);
-		return;
-	}
-	if (vstream_buf_renew(obuf, obuf->spare, &cost)) {
-		obuf->spare = NULL;
-		out->deliver_ns += cost / 4;
-		out->flips++;
-	}
-}
-
-/* @obuf's spare goes back: at STREAMOFF, and when vb2 frees the buffer. */
-void vstream_out_drop_spare(struct vstream_buffer *obuf)
-{
-	vstream_frame_put(obuf->spare);
-	obuf->spare = NULL;
-}
-
-/*
  * The settled buffers are done, and their owners woken: at the end of the
  * output's QBUF and write() and of each round of the thread, just before
- * pipe->lock is released (see struct vstream_pipe).  A producer's buffer
- * keeps the frame the readers now share until the producer dequeues it
- * (vstream_out_renew()): by then readers at a camera's pace have queued
- * their buffers back, so nothing flips and the producer writes in place.
- * A buffer of a producer flat out flips now instead, on the thread's CPU
- * while the producer fills its next frame, after the readers are woken,
- * whose wake-up the unmap then overlaps.
+ * pipe->lock is released (see struct vstream_pipe), readers first.
  */
 void vstream_pipe_complete(struct vstream_pipe *pipe)
 {
@@ -406,16 +321,15 @@ void vstream_pipe_complete(struct vstream_pipe *pipe)
 	list_for_each_entry_safe(buf, tmp, &produced, list) {
 		list_del(&buf->list);
 		out->deliver_ns = (3 * out->deliver_ns + buf->cost_ns) / 4;
-		if (buf->flat_out)
-			vstream_out_renew(buf);
 		vb2_buffer_done(&buf->vb.vb2_buf, buf->state);
 	}
 }
 
 /*
- * From the output's buf_queue, with pipe->lock held: a due frame of a
- * producer at a camera's pace goes to the readers at once, so a reader
- * waits for one wake-up, its own.  Every buffer it settles completes
+ * From the output's buf_queue, with pipe->lock held: the frame is the
+ * driver's now, detached from an MMAP buffer, whoever will read it.  A due
+ * frame of a producer at a camera's pace goes to the readers at once, so
+ * a reader waits for one wake-up, its own.  Every buffer it settles completes
  * once QBUF (or write()) has its answer: vb2 fills that answer after
  * buf_queue, and it must still say "queued".  Frames not due yet, behind
  * others, or from a producer flat out (VSTREAM_INLINE_RATIO) wait in
@@ -425,13 +339,14 @@ void vstream_pipe_produce(struct vstream_pipe *pipe, struct vstream_buffer *obuf
 {
 	struct vstream_node *out = &pipe->out;
 	u64 now = ktime_get_ns();
-	u64 gap = now - out->qbuf_ns;
+	bool flat_out = now - out->qbuf_ns < VSTREAM_INLINE_RATIO * out->deliver_ns;
 
 	lockdep_assert_held(&pipe->lock);
 	out->qbuf_ns = now;
-	obuf->flat_out = gap < VSTREAM_INLINE_RATIO * out->deliver_ns;
+	obuf->frame = vstream_buf_detach(obuf);
+	out->flips += !!obuf->frame;
 	if (out->streaming && list_empty(&out->active) && vstream_out_due(out, now) &&
-	    !obuf->flat_out) {
+	    !flat_out) {
 		vstream_deliver(pipe, obuf, now);
 		vstream_out_advance(out, now);
 	} else {
@@ -481,9 +396,7 @@ static void vstream_idle_frame(struct vstream_pipe *pipe, struct vstream_node *c
 	if (!last || !vstream_buf_share(buf, pipe->last, &cap->flips)) {
 		vbuf = vstream_buf_writable(buf);
 		if (!vbuf) {
-			/* or retried at the next tick */
-			if (!vstream_requeue(cap, buf))
-				vstream_settle(pipe, buf, VB2_BUF_STATE_ERROR);
+			vstream_settle(pipe, buf, VB2_BUF_STATE_ERROR);
 			return;
 		}
 	}

@@ -69,16 +69,11 @@ struct vstream_buffer {
 	struct list_head list;		/* on node->active or pipe->done */
 	enum vb2_buffer_state state;	/* on pipe->done: how it completes */
 	/*
-	 * A producer's: the frame it flips to if a reader still holds its
-	 * frame when it goes back to the producer (taken at a delivery that
-	 * shares its frame, NULL again after a flip, an unused one kept
-	 * until STREAMOFF),
-	 * its delivery's cost, and whether the producer queued it flat out
-	 * (it flips as soon as it is delivered: vstream_pipe_complete()).
+	 * A producer's, queued: the frame its QBUF detached for delivery
+	 * (NULL: delivered by copy), and its delivery's cost.
 	 */
-	struct vstream_frame *spare;
+	struct vstream_frame *frame;
 	u64 cost_ns;
-	bool flat_out;
 };
 
 static inline struct vstream_buffer *to_vstream_buffer(struct vb2_buffer *vb)
@@ -147,8 +142,8 @@ struct vstream_node {
 	u64 copies;
 	atomic64_t cow;			/* copies on a reader's write, vstream-mem.c */
 	/*
-	 * output: its buffers flipped to a spare; capture: deliveries that
-	 * repointed one of its buffers
+	 * output: frames its QBUF detached to share; capture: deliveries
+	 * that repointed one of its buffers
 	 */
 	u64 flips;
 };
@@ -164,10 +159,9 @@ struct vstream_node {
  * while it waits.  The buffers a delivery settles wait on @done and are
  * completed together at the end of that QBUF, write() or round, just
  * before @lock is released (vstream_pipe_complete()): a reader woken
- * mid-delivery could only wait for @lock, which its poll and DQBUF take
- * (readers are woken before a flat-out producer's flip, which their
- * wake-up then overlaps), and the producer's buffer must not complete
- * inside its buf_queue (the flags QBUF returns stay exact).  So @done is
+ * mid-delivery could only wait for @lock, which its poll and DQBUF take,
+ * and the producer's buffer must not complete inside its buf_queue (the
+ * flags QBUF returns stay exact).  So @done is
  * empty whenever @lock is free.  Control handlers keep their own lock and
  * are always entered with @lock already held.  Frame memory has its own
  * locks (vstream-mem.c), taken inside @lock and inside page faults.
@@ -182,10 +176,11 @@ struct vstream_pipe {
 	unsigned int readers;
 	struct list_head done;		/* settled buffers, see above */
 
-	/* Frames no buffer uses, kept for the next flip (vstream-mem.c). */
+	/* Frames no buffer uses, kept for the next detach (vstream-mem.c). */
 	spinlock_t spare_lock;
 	struct list_head spare;
 	unsigned int nspare;
+	unsigned int spare_gen;		/* one producer stream's frames */
 
 	struct task_struct *thread;
 	wait_queue_head_t wait;
@@ -263,21 +258,20 @@ int vstream_ctrls_init(struct vstream_node *node);
 
 /* vstream-mem.c */
 extern const struct vb2_mem_ops vstream_mem_ops;
+int vstream_mem_init(void);
+void vstream_mem_exit(void);
+int vstream_open(struct file *file);
 struct vstream_frame *vstream_frame_get(struct vstream_frame *f);
 void vstream_frame_put(struct vstream_frame *f);
 void *vstream_frame_vaddr(const struct vstream_frame *f);
 void vstream_mem_drain(struct vstream_pipe *pipe);
 bool vstream_buf_can_share(struct vstream_buffer *buf);
+struct vstream_frame *vstream_buf_detach(struct vstream_buffer *buf);
 struct vstream_frame *vstream_buf_get_frame(struct vstream_buffer *buf);
-struct vstream_frame *vstream_buf_spare(struct vstream_buffer *buf);
+struct vstream_frame *vstream_buf_new_frame(struct vstream_buffer *buf);
 bool vstream_buf_share(struct vstream_buffer *buf, struct vstream_frame *f, u64 *flips);
-bool vstream_buf_renew(struct vstream_buffer *buf, struct vstream_frame *spare,
-		       u64 *cost_ns);
+void vstream_buf_unmap(struct vstream_buffer *buf);
 void *vstream_buf_writable(struct vstream_buffer *buf);
-void vstream_buf_queued(struct vstream_buffer *buf, bool unmap);
-void vstream_buf_taken(struct vstream_buffer *buf, bool hand_back);
-bool vstream_buf_fits(struct vstream_buffer *buf, struct vstream_buffer *obuf);
-void vstream_mem_stock(struct vb2_queue *q);
 
 /* vstream-pipe.c */
 bool vstream_pipe_shares_into(struct vstream_node *cap);
@@ -289,8 +283,6 @@ void vstream_pipe_stop_thread(struct vstream_pipe *pipe);
 void vstream_pipe_kick(struct vstream_pipe *pipe);
 void vstream_pipe_produce(struct vstream_pipe *pipe, struct vstream_buffer *obuf);
 void vstream_pipe_complete(struct vstream_pipe *pipe);
-void vstream_out_renew(struct vstream_buffer *obuf);
-void vstream_out_drop_spare(struct vstream_buffer *obuf);
 void vstream_node_set_streaming(struct vstream_node *node, bool on);
 
 #endif
