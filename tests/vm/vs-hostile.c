@@ -5,9 +5,12 @@
  * names), never a crash or hang; the suite checks dmesg afterwards and
  * vs-loopback proves the pipe still streams.
  *
- *   vs-hostile -o OUTPUT -c CAPTURE [-g GROUP] [-n FUZZ_CALLS] [-t FUZZ_SECONDS]
+ *   vs-hostile -o OUTPUT -c CAPTURE [-x CAPTURE2] [-g GROUP] [-n FUZZ_CALLS]
+ *              [-t FUZZ_SECONDS]
  *
- * Groups: buffers fresh userptr mmap formats lifecycle stress fuzz (default all).
+ * Groups: buffers fresh userptr mmap mount race formats lifecycle stress
+ * fuzz (default all).  race wants -x: a second reader of the same pipe;
+ * mount needs root.
  * Prints one line per group: cases tried, cases failed.
  */
 #include <getopt.h>
@@ -16,13 +19,16 @@
 #include <signal.h>
 #include <stdint.h>
 #include <time.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 
 #include "vs-util.h"
 
 static const char *group;
 static unsigned int tried, failed, total_failed;
-static const char *out_path, *cap_path;
+static const char *out_path, *cap_path, *cap2_path;
 
 /* errno is read after @cond, so it is the one @cond's call left */
 #define EXPECT(cond, ...) do {						\
@@ -325,6 +331,239 @@ static void mmaps(void)
 	EXPECT(p == MAP_FAILED && errno == EINVAL, "read-only mapping of an output buffer");
 	close(out);
 	close(cap);
+	end();
+}
+
+/*
+ * A buffer mapped through a second device node, in a tmpfs a container
+ * might have as its /dev: once that opener has unmapped and closed, the
+ * tmpfs unmounts with no inode of it left busy (the kernel says "Busy
+ * inodes after unmount" if one is), and the buffer's owner frees it
+ * afterwards without touching that file system.
+ */
+static void mounts(void)
+{
+	const char *dir = "/tmp/vs-hostile-dev", *node = "/tmp/vs-hostile-dev/video";
+	const int C = V4L2_BUF_TYPE_VIDEO_CAPTURE, M = V4L2_MEMORY_MMAP;
+	struct v4l2_buffer b = { .type = C, .memory = M, .index = 0 };
+	int cap = open_node(cap_path, O_RDWR), kmsg, other;
+	char rec[1024];
+	struct stat st;
+	ssize_t n;
+	void *p;
+
+	begin("mount");
+	kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	CHECK(kmsg >= 0 && lseek(kmsg, 0, SEEK_END) >= 0, "/dev/kmsg");
+	CHECK(stat(cap_path, &st) == 0, "stat %s", cap_path);
+	small_format(cap, C);
+	EXPECT(reqbufs(cap, C, M, 2, NULL) == 0, "REQBUFS");
+	EXPECT(err_of(cap, VIDIOC_QUERYBUF, &b) == 0, "QUERYBUF");
+	mkdir(dir, 0755);
+	CHECK(mount("tmpfs", dir, "tmpfs", 0, NULL) == 0, "mount tmpfs on %s", dir);
+	CHECK(mknod(node, S_IFCHR | 0600, st.st_rdev) == 0, "mknod %s", node);
+	other = open(node, O_RDWR);
+	EXPECT(other >= 0, "open %s", node);
+	p = mmap(NULL, b.length, PROT_READ, MAP_SHARED, other, b.m.offset);
+	EXPECT(p != MAP_FAILED, "map the buffer through %s", node);
+	if (p != MAP_FAILED) {
+		EXPECT(((volatile uint8_t *)p)[0] == 0, "a new buffer reads as zeros");
+		munmap(p, b.length);
+	}
+	close(other);
+	EXPECT(umount(dir) == 0, "umount %s after its opener closed", dir);
+	rmdir(dir);
+	EXPECT(reqbufs(cap, C, M, 0, NULL) == 0, "REQBUFS(0) after the umount");
+	close(cap);
+	while ((n = read(kmsg, rec, sizeof(rec) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
+		if (n <= 0)
+			continue;
+		rec[n] = 0;
+		EXPECT(!strstr(rec, "Busy inodes"), "the kernel says: %s", rec);
+	}
+	close(kmsg);
+	end();
+}
+
+/*
+ * A producer racing itself while the pipe copies its frames: one thread
+ * queues and dequeues, another maps each buffer anew (queued or not),
+ * writes it and unmaps it, punches MADV_DONTNEED holes into the first
+ * thread's mappings, and forks children that write the inherited
+ * mappings.  A USERPTR reader and a read() reader make the delivery copy
+ * from the producer's frames all along.  The kernel must neither crash
+ * nor read freed memory (KASAN in the debug lane), and both readers get
+ * frames.
+ */
+struct race {
+	int fd;
+	unsigned int n;
+	size_t len, size;
+	uint8_t *ptr[8];
+	int stop;
+	unsigned int queued, remapped, forks, bad;
+};
+
+static void *race_queuer(void *arg)
+{
+	struct race *r = arg;
+	const int O = V4L2_BUF_TYPE_VIDEO_OUTPUT, M = V4L2_MEMORY_MMAP;
+	uint8_t v = 0;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		int k = dq_wait(r->fd, O, M, 100), e;
+
+		if (k < 0)
+			continue;
+		memset(r->ptr[k], v++, r->size);
+		e = qbuf_raw(r->fd, O, M, k, 0, r->size);
+		if (e)
+			__atomic_add_fetch(&r->bad, 1, __ATOMIC_RELAXED);
+		else
+			__atomic_add_fetch(&r->queued, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void *race_remapper(void *arg)
+{
+	struct race *r = arg;
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned int i = 0;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		unsigned int k = i++ % r->n;
+		struct v4l2_buffer b = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT,
+					 .memory = V4L2_MEMORY_MMAP, .index = k };
+		uint8_t *p;
+		pid_t pid;
+
+		if (xioctl(r->fd, VIDIOC_QUERYBUF, &b)) {
+			__atomic_add_fetch(&r->bad, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		p = mmap(NULL, b.length, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, b.m.offset);
+		if (p == MAP_FAILED) {
+			__atomic_add_fetch(&r->bad, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		memset(p, 0xee, r->size);
+		munmap(p, b.length);
+		madvise(r->ptr[k] + page, page, MADV_DONTNEED);
+		r->ptr[k][page] = 0xdd;
+		__atomic_add_fetch(&r->remapped, 1, __ATOMIC_RELAXED);
+		if (i % 16)
+			continue;
+		pid = fork();
+		if (pid == 0) {
+			for (unsigned int j = 0; j < r->n; j++)
+				memset(r->ptr[j], 0xcc, r->size);
+			_exit(0);
+		}
+		if (pid > 0) {
+			waitpid(pid, NULL, 0);
+			r->forks++;
+		}
+	}
+	return NULL;
+}
+
+/* A child reading @path with USERPTR buffers (or read()) until killed. */
+static pid_t race_reader(const char *path, int use_read, const char *done)
+{
+	const int C = V4L2_BUF_TYPE_VIDEO_CAPTURE, U = V4L2_MEMORY_USERPTR;
+	size_t size = 320 * 240 * 2;
+	unsigned long frames = 0;
+	pid_t pid = fork();
+	int fd, t = C;
+	uint8_t *mem;
+
+	CHECK(pid >= 0, "fork");
+	if (pid)
+		return pid;
+	fd = open(path, O_RDWR);
+	CHECK(fd >= 0, "open %s", path);
+	small_format(fd, C);
+	mem = malloc(4 * size + 4096);
+	CHECK(mem, "malloc");
+	if (!use_read) {
+		CHECK(reqbufs(fd, C, U, 4, NULL) == 0, "REQBUFS USERPTR");
+		for (unsigned int i = 0; i < 4; i++)
+			CHECK(qbuf_raw(fd, C, U, i, (unsigned long)(mem + i * size), size) == 0,
+			      "QBUF USERPTR");
+		CHECK(xioctl(fd, VIDIOC_STREAMON, &t) == 0, "STREAMON");
+	}
+	for (;;) {
+		if (use_read) {
+			if (read(fd, mem, size) == (ssize_t)size)
+				frames++;
+		} else {
+			struct v4l2_buffer b = { .type = C, .memory = U };
+
+			if (xioctl(fd, VIDIOC_DQBUF, &b) == 0) {
+				frames++;
+				qbuf_raw(fd, C, U, b.index, b.m.userptr, size);
+			}
+		}
+		if (frames == 10) {
+			int d = open(done, O_CREAT | O_WRONLY, 0644);
+
+			close(d);
+		}
+	}
+}
+
+static void race(double secs)
+{
+	const int O = V4L2_BUF_TYPE_VIDEO_OUTPUT, M = V4L2_MEMORY_MMAP;
+	const char *done[2] = { "/tmp/vs-race-userptr", "/tmp/vs-race-read" };
+	struct race r = { .size = 320 * 240 * 2 };
+	pthread_t q, m;
+	pid_t rd[2];
+	int t = O;
+
+	begin("race");
+	CHECK(cap2_path, "the race group needs -x CAPTURE2");
+	unlink(done[0]);
+	unlink(done[1]);
+	rd[0] = race_reader(cap_path, 0, done[0]);
+	rd[1] = race_reader(cap2_path, 1, done[1]);
+	r.fd = open_node(out_path, O_RDWR);
+	small_format(r.fd, O);
+	CHECK(reqbufs(r.fd, O, M, 4, &r.n) == 0 && r.n >= 2 && r.n <= 8, "REQBUFS");
+	for (unsigned int i = 0; i < r.n; i++) {
+		struct v4l2_buffer b = { .type = O, .memory = M, .index = i };
+
+		CHECK(xioctl(r.fd, VIDIOC_QUERYBUF, &b) == 0, "QUERYBUF");
+		r.len = b.length;
+		r.ptr[i] = mmap(NULL, b.length, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd,
+				b.m.offset);
+		CHECK(r.ptr[i] != MAP_FAILED, "mmap");
+		CHECK(qbuf_raw(r.fd, O, M, i, 0, r.size) == 0, "QBUF");
+	}
+	CHECK(xioctl(r.fd, VIDIOC_STREAMON, &t) == 0, "STREAMON");
+	pthread_create(&q, NULL, race_queuer, &r);
+	pthread_create(&m, NULL, race_remapper, &r);
+	usleep(secs * 1e6);
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(q, NULL);
+	pthread_join(m, NULL);
+	for (int i = 0; i < 2; i++) {
+		kill(rd[i], SIGKILL);
+		waitpid(rd[i], NULL, 0);
+		EXPECT(access(done[i], F_OK) == 0, "the %s reader got no 10 frames",
+		       i ? "read()" : "USERPTR");
+	}
+	EXPECT(!r.bad, "%u of the producer's calls failed", r.bad);
+	EXPECT(r.queued > 10 && r.remapped > 10 && r.forks > 0,
+	       "the race did not run: %u frames, %u remaps, %u forks", r.queued, r.remapped,
+	       r.forks);
+	printf("vs-hostile: race: %u frames queued, %u remaps, %u forks in %.0f s\n",
+	       r.queued, r.remapped, r.forks, secs);
+	EXPECT(err_of(r.fd, VIDIOC_STREAMOFF, &t) == 0, "STREAMOFF");
+	for (unsigned int i = 0; i < r.n; i++)
+		munmap(r.ptr[i], r.len);
+	close(r.fd);
 	end();
 }
 
@@ -671,10 +910,11 @@ int main(int argc, char **argv)
 	double fuzz_secs = 30;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "o:c:g:n:t:k:")) != -1) {
+	while ((opt = getopt(argc, argv, "o:c:x:g:n:t:k:")) != -1) {
 		switch (opt) {
 		case 'o': out_path = optarg; break;
 		case 'c': cap_path = optarg; break;
+		case 'x': cap2_path = optarg; break;
 		case 'g': only = optarg; break;
 		case 'n': fuzz_calls = atoi(optarg); break;
 		case 't': fuzz_secs = atof(optarg); break;
@@ -689,6 +929,9 @@ int main(int argc, char **argv)
 	GROUP("fresh", fresh());
 	GROUP("userptr", userptr());
 	GROUP("mmap", mmaps());
+	GROUP("mount", mounts());
+	if (cap2_path)
+		GROUP("race", race(fuzz_secs / 3));
 	GROUP("formats", formats());
 	GROUP("lifecycle", lifecycle());
 	GROUP("stress", stress(cycles));

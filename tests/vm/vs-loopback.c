@@ -3,7 +3,9 @@
  * vs-loopback: push known frames into a vstream output node and check every
  * byte, the field, bytesused, sequence and timestamps of what a capture
  * node delivers.  Each side may use MMAP, USERPTR or DMABUF (imported from
- * buffers exported by a third node).
+ * buffers exported by a third node), or USERPTR that is a third node's
+ * MMAP buffers, mapped ("mapped": a capture node's for the output, an
+ * output node's for the capture side).
  *
  *   vs-loopback -o /dev/video0 -c /dev/video1 -f YUYV -s 320x240 -F alternate
  *               -O mmap -C dmabuf -x /dev/video3 -n 30 [-Z zero|one]

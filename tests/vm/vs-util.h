@@ -43,12 +43,21 @@ static inline int xioctl(int fd, unsigned long req, void *arg)
 #define CHECK(cond, ...) do { if (!(cond)) { fprintf(stderr, "FAIL: " __VA_ARGS__); \
 	fprintf(stderr, " (%s)\n", strerror(errno)); exit(1); } } while (0)
 
+/*
+ * "mapped": USERPTR memory that is another node's MMAP buffers, mapped
+ * (get_user_pages() on a driver mapping, as importing a camera's buffer
+ * into another device does)
+ */
+#define VS_MEMORY_MAPPED 0x100
+
 static inline int parse_mem(const char *s)
 {
 	if (!strcmp(s, "mmap"))
 		return V4L2_MEMORY_MMAP;
 	if (!strcmp(s, "userptr"))
 		return V4L2_MEMORY_USERPTR;
+	if (!strcmp(s, "mapped"))
+		return V4L2_MEMORY_USERPTR | VS_MEMORY_MAPPED;
 	if (!strcmp(s, "dmabuf"))
 		return V4L2_MEMORY_DMABUF;
 	fprintf(stderr, "unknown memory %s\n", s);
@@ -86,16 +95,55 @@ static inline void export_from(const char *path, struct side *s, struct v4l2_for
 	close(fd);
 }
 
+/*
+ * Map @s->count MMAP buffers of node @path, whose queue is of the other
+ * direction (a producer's memory is a capture node's buffers, a reader's
+ * an output node's), into @s->ptr.
+ */
+static inline void map_from(const char *path, struct side *s, struct v4l2_format *fmt)
+{
+	int fd = open(path, O_RDWR);
+	int type = s->type == V4L2_BUF_TYPE_VIDEO_OUTPUT ? V4L2_BUF_TYPE_VIDEO_CAPTURE :
+							   V4L2_BUF_TYPE_VIDEO_OUTPUT;
+	struct v4l2_format f = *fmt;
+	struct v4l2_requestbuffers req = { .count = s->count, .type = type,
+					   .memory = V4L2_MEMORY_MMAP };
+
+	CHECK(fd >= 0, "open %s", path);
+	f.type = type;
+	CHECK(xioctl(fd, VIDIOC_S_FMT, &f) == 0, "S_FMT %s", path);
+	CHECK(xioctl(fd, VIDIOC_REQBUFS, &req) == 0 && req.count >= s->count,
+	      "REQBUFS %s", path);
+	for (unsigned int i = 0; i < s->count; i++) {
+		struct v4l2_buffer b = { .type = type, .index = i,
+					 .memory = V4L2_MEMORY_MMAP };
+
+		CHECK(xioctl(fd, VIDIOC_QUERYBUF, &b) == 0, "QUERYBUF %s", path);
+		s->len[i] = fmt->fmt.pix.sizeimage;
+		s->ptr[i] = mmap(NULL, b.length, PROT_READ | PROT_WRITE, MAP_SHARED,
+				 fd, b.m.offset);
+		CHECK(s->ptr[i] != MAP_FAILED, "mmap %s", path);
+	}
+	/* the mappings keep the file, and so its buffers */
+	close(fd);
+}
+
 static inline void setup(struct side *s, struct v4l2_format *fmt, const char *exporter)
 {
-	struct v4l2_requestbuffers req = { .count = NBUF, .type = s->type,
-					   .memory = s->memory };
+	int mapped = s->memory & VS_MEMORY_MAPPED;
+	struct v4l2_requestbuffers req = { .count = NBUF, .type = s->type };
 
+	s->memory &= ~VS_MEMORY_MAPPED;
+	req.memory = s->memory;
 	CHECK(xioctl(s->fd, VIDIOC_REQBUFS, &req) == 0, "REQBUFS %s", s->path);
 	s->count = req.count < NBUF ? req.count : NBUF;
 	if (s->memory == V4L2_MEMORY_DMABUF) {
 		CHECK(exporter, "DMABUF needs -x exporter");
 		export_from(exporter, s, fmt);
+	} else if (mapped) {
+		CHECK(exporter, "mapped memory needs -x/-y: the node whose buffers it is");
+		map_from(exporter, s, fmt);
+		return;
 	}
 	for (unsigned int i = 0; i < s->count; i++) {
 		struct v4l2_buffer b = { .type = s->type, .index = i,
