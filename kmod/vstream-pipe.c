@@ -425,12 +425,15 @@ static void vstream_idle_frame(struct vstream_pipe *pipe, struct vstream_node *c
 	vstream_finish(cap, buf, field, ktime_get_ns());
 }
 
-/* One round of work; returns the time until the next one is due. */
+/*
+ * One round of work; returns the time until the next one is due, U64_MAX
+ * if none is: the thread then sleeps until kicked.
+ */
 static u64 vstream_pipe_round(struct vstream_pipe *pipe)
 {
 	struct vstream_node *out = &pipe->out;
 	u64 now = ktime_get_ns();
-	u64 next = now + NSEC_PER_SEC;
+	u64 next = U64_MAX;
 	struct vstream_buffer *obuf;
 	unsigned int i;
 
@@ -463,6 +466,8 @@ static u64 vstream_pipe_round(struct vstream_pipe *pipe)
 		next = min(next, cap->next_ns);
 	}
 	vstream_pipe_complete(pipe);
+	if (next == U64_MAX)
+		return U64_MAX;
 	return next > now ? next - now : 0;
 }
 
@@ -471,6 +476,7 @@ static int vstream_pipe_thread(void *data)
 	struct vstream_pipe *pipe = data;
 	u64 wait_ns;
 
+	/* the freezer's wake-up ends either wait: the loop then freezes */
 	set_freezable();
 	while (!kthread_should_stop()) {
 		try_to_freeze();
@@ -480,10 +486,14 @@ static int vstream_pipe_thread(void *data)
 		mutex_unlock(&pipe->lock);
 		if (!wait_ns)
 			continue;
-		wait_event_interruptible_hrtimeout(pipe->wait,
-						   READ_ONCE(pipe->kick) ||
-						   kthread_should_stop(),
-						   ns_to_ktime(wait_ns));
+		if (wait_ns == U64_MAX)
+			wait_event_freezable(pipe->wait, READ_ONCE(pipe->kick) ||
+					     kthread_should_stop());
+		else
+			wait_event_interruptible_hrtimeout(pipe->wait,
+							   READ_ONCE(pipe->kick) ||
+							   kthread_should_stop(),
+							   ns_to_ktime(wait_ns));
 	}
 	return 0;
 }
