@@ -42,6 +42,18 @@ static inline void vstream_vm_flags_set(struct vm_area_struct *vma, unsigned lon
 #define VSTREAM_VB2_WAIT_OPS
 #endif
 
+/*
+ * 6.9: whether the CPUs' data caches alias, as a function; older kernels
+ * have none, and the architectures this driver is built for (x86, arm64)
+ * do not alias.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+#include <linux/cacheinfo.h>
+#define vstream_dcache_aliasing()	cpu_dcache_is_aliasing()
+#else
+#define vstream_dcache_aliasing()	false
+#endif
+
 /* 6.11: platform_driver.remove returns void. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
 #define VSTREAM_REMOVE_RET void

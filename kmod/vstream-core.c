@@ -106,6 +106,12 @@ static ssize_t stats_show(struct device *dev, struct device_attribute *attr, cha
 }
 static DEVICE_ATTR_RO(stats);
 
+static struct attribute *vstream_node_attrs[] = {
+	&dev_attr_stats.attr,
+	NULL
+};
+ATTRIBUTE_GROUPS(vstream_node);
+
 static int vstream_node_init(struct vstream_pipe *pipe, struct vstream_node *node,
 			     bool output, unsigned int reader)
 {
@@ -164,6 +170,8 @@ static int vstream_node_init(struct vstream_pipe *pipe, struct vstream_node *nod
 	else
 		vdev->device_caps |= output ? V4L2_CAP_VIDEO_OUTPUT :
 				      V4L2_CAP_VIDEO_CAPTURE;
+	/* created with the device, before its uevent: udev never misses it */
+	vdev->dev.groups = vstream_node_groups;
 	video_set_drvdata(vdev, node);
 	return 0;
 
@@ -179,19 +187,6 @@ static void vstream_node_cleanup(struct vstream_node *node)
 	if (!node->output)
 		tpg_free(&node->tpg);
 	v4l2_ctrl_handler_free(&node->ctrls);
-}
-
-static int vstream_node_register(struct vstream_node *node, int nr)
-{
-	int ret;
-
-	ret = video_register_device(&node->vdev, VFL_TYPE_VIDEO, nr);
-	if (ret)
-		return ret;
-	ret = device_create_file(&node->vdev.dev, &dev_attr_stats);
-	if (ret)
-		video_unregister_device(&node->vdev);
-	return ret;
 }
 
 /* The last video device is gone: nothing can reach the pipe any more. */
@@ -300,9 +295,10 @@ struct vstream_pipe *vstream_pipe_create(const struct vstream_pipe_config *cfg)
 	if (!ret)
 		ret = vstream_pipe_start_thread(pipe);
 	if (!ret)
-		ret = vstream_node_register(&pipe->out, cfg->video_nr ? cfg->video_nr[0] : -1);
+		ret = video_register_device(&pipe->out.vdev, VFL_TYPE_VIDEO,
+					    cfg->video_nr ? cfg->video_nr[0] : -1);
 	for (i = 0; !ret && i < pipe->readers; i++)
-		ret = vstream_node_register(&pipe->cap[i],
+		ret = video_register_device(&pipe->cap[i].vdev, VFL_TYPE_VIDEO,
 					    cfg->video_nr ? cfg->video_nr[1 + i] : -1);
 	if (ret) {
 		vstream_pipe_destroy(pipe);
@@ -392,6 +388,15 @@ static int __init vstream_init(void)
 	    vstream_max_height < VSTREAM_MIN_SIZE || vstream_max_height > 16384) {
 		pr_err("vstream: parameter out of range\n");
 		return -EINVAL;
+	}
+	/*
+	 * A frame is mapped at different addresses in the kernel and in each
+	 * process, written through one and read through the others without
+	 * a cache flush: only right where data caches do not alias.
+	 */
+	if (vstream_dcache_aliasing()) {
+		pr_err("vstream: not supported on CPUs whose data caches alias\n");
+		return -ENODEV;
 	}
 	ret = vstream_mem_init();
 	if (ret)
