@@ -816,7 +816,12 @@ dqbuf (GstVstreamBufferPool * pool, GstBuffer ** out, gboolean wait)
     /* The source turns sequence gaps into drop counts and QoS. */
     GST_BUFFER_OFFSET (buf) = vb.sequence;
     GST_BUFFER_OFFSET_END (buf) = vb.sequence + 1;
-    GST_BUFFER_PTS (buf) = GST_TIMEVAL_TO_TIME (vb.timestamp);
+    /* COPY (a producer's clock) and UNKNOWN are not the pipeline's */
+    if ((vb.flags & V4L2_BUF_FLAG_TIMESTAMP_MASK) ==
+        V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC)
+      GST_BUFFER_PTS (buf) = GST_TIMEVAL_TO_TIME (vb.timestamp);
+    else
+      GST_BUFFER_PTS (buf) = GST_CLOCK_TIME_NONE;
   }
   *out = buf;
   return GST_FLOW_OK;

@@ -35,6 +35,8 @@ struct _GstVstreamSrc
   GstPollFD pollfd;
   gboolean have_seq;
   guint32 last_seq;
+  GstClockTime last_drv;        /* the last driver timestamp used */
+  gboolean bad_drv;             /* one was not: said once */
   guint64 processed;
   guint64 dropped;
 
@@ -285,6 +287,7 @@ gst_vstream_src_set_caps (GstBaseSrc * bsrc, GstCaps * caps)
   if (!gst_vstream_object_set_format (obj, caps))
     return FALSE;
   src->have_seq = FALSE;
+  src->last_drv = GST_CLOCK_TIME_NONE;
   if (obj->mode == GST_VSTREAM_IO_DMABUF_IMPORT) {
     GST_ELEMENT_ERROR (src, RESOURCE, SETTINGS,
         ("io-mode dmabuf-import is for vstreamsink; device '%s' cannot "
@@ -410,6 +413,17 @@ gst_vstream_src_unlock_stop (GstBaseSrc * bsrc)
   return TRUE;
 }
 
+/* How long one buffer lasts: a frame, or a field for ALTERNATE. */
+static GstClockTime
+period (GstVstreamObject * obj)
+{
+  if (!obj->tpf.denominator)
+    return GST_CLOCK_TIME_NONE;
+  return gst_util_uint64_scale (GST_SECOND, obj->tpf.numerator,
+      obj->tpf.denominator * (obj->format.fmt.pix.field ==
+          V4L2_FIELD_ALTERNATE ? 2 : 1));
+}
+
 static gboolean
 gst_vstream_src_query (GstBaseSrc * bsrc, GstQuery * query)
 {
@@ -418,11 +432,10 @@ gst_vstream_src_query (GstBaseSrc * bsrc, GstQuery * query)
 
   if (GST_QUERY_TYPE (query) == GST_QUERY_LATENCY && obj->caps &&
       obj->tpf.denominator) {
-    GstClockTime frame = gst_util_uint64_scale (GST_SECOND,
-        obj->tpf.numerator, obj->tpf.denominator);
+    GstClockTime frame = period (obj);
     guint count = src->pool ? gst_vstream_object_buffer_count (obj) : 1;
 
-    /* a frame is late by up to one period; the driver holds at most
+    /* a buffer is late by up to one period; the driver holds at most
      * count of them */
     gst_query_set_latency (query, TRUE, frame, frame * count);
     return TRUE;
@@ -465,32 +478,49 @@ read_frame (GstVstreamSrc * src, GstBuffer ** out)
   return GST_FLOW_OK;
 }
 
-/* Driver time (CLOCK_MONOTONIC) to running time on the pipeline clock. */
+/*
+ * The driver's timestamp of @buf (CLOCK_MONOTONIC, or NONE: the pool keeps
+ * only those) as running time on the pipeline clock.  As v4l2src does, a
+ * timestamp in the future, going backwards or older than the clock itself
+ * is not used, and a buffer without one is taken to be a period late.
+ */
 static void
 timestamp (GstVstreamSrc * src, GstBuffer * buf)
 {
-  GstClock *clock = GST_ELEMENT_CLOCK (src);
+  GstClock *clock = gst_element_get_clock (GST_ELEMENT_CAST (src));
   GstClockTime drv = GST_BUFFER_PTS (buf), pts = GST_CLOCK_TIME_NONE;
   GstVstreamObject *obj = src->obj;
+  GstClockTime dur = period (obj);
 
   if (clock) {
     GstClockTime now = gst_clock_get_time (clock);
-    GstClockTime base = GST_ELEMENT_CAST (src)->base_time;
+    GstClockTime base = gst_element_get_base_time (GST_ELEMENT_CAST (src));
     GstClockTime mono = g_get_monotonic_time () * GST_USECOND;
-    GstClockTime delay = 0;
+    GstClockTime delay = GST_CLOCK_TIME_IS_VALID (dur) ? dur : 0;
+    const gchar *bad = NULL;
 
-    if (GST_CLOCK_TIME_IS_VALID (drv) && drv <= mono)
+    if (!GST_CLOCK_TIME_IS_VALID (drv))
+      ;
+    else if (drv > mono)
+      bad = "in the future";
+    else if (GST_CLOCK_TIME_IS_VALID (src->last_drv) && drv < src->last_drv)
+      bad = "going backwards";
+    else if (mono - drv > drv)
+      bad = "older than the clock";
+    else {
       delay = mono - drv;
-    if (now >= base + delay)
-      pts = now - base - delay;
-    else
-      pts = 0;
+      src->last_drv = drv;
+    }
+    if (bad && !src->bad_drv)
+      GST_WARNING_OBJECT (src, "device %s: timestamp %" GST_TIME_FORMAT
+          " is %s, not used", obj->device, GST_TIME_ARGS (drv), bad);
+    src->bad_drv |= bad != NULL;
+    pts = now >= base + delay ? now - base - delay : 0;
+    gst_object_unref (clock);
   }
   GST_BUFFER_PTS (buf) = pts;
   GST_BUFFER_DTS (buf) = GST_CLOCK_TIME_NONE;
-  if (obj->tpf.denominator)
-    GST_BUFFER_DURATION (buf) = gst_util_uint64_scale (GST_SECOND,
-        obj->tpf.numerator, obj->tpf.denominator);
+  GST_BUFFER_DURATION (buf) = dur;
 }
 
 /* Sequence gaps are frames the driver dropped: count them and say so in a
@@ -678,6 +708,7 @@ gst_vstream_src_init (GstVstreamSrc * src)
   src->obj = gst_vstream_object_new (GST_ELEMENT (src),
       V4L2_BUF_TYPE_VIDEO_CAPTURE, DEFAULT_DEVICE);
   src->poll = gst_poll_new (TRUE);
+  src->last_drv = GST_CLOCK_TIME_NONE;
   gst_base_src_set_format (GST_BASE_SRC (src), GST_FORMAT_TIME);
   gst_base_src_set_live (GST_BASE_SRC (src), TRUE);
 }

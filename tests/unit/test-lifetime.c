@@ -73,6 +73,9 @@ static struct
   guint8 out_chroma;            /* per_plane: the chroma plane's first */
   GArray *out_sums;             /* output: each queued frame's checksum */
   gboolean slow_qbuf;           /* a QBUF before STREAMON takes 20 ms */
+  gint ts_kind;                 /* capture timestamps: 0 CLOCK_MONOTONIC,
+                                 * 1 COPY of a producer's clock that started
+                                 * at 0, 2 MONOTONIC but 100 s ahead */
 } fake;
 
 /* The controls: a class, two integers, a menu. */
@@ -228,6 +231,12 @@ fake_dqbuf (struct v4l2_buffer *b)
     if (fake.bad_every && seq % fake.bad_every == 2)
       b->flags = V4L2_BUF_FLAG_ERROR;
     b->sequence = seq;
+    if (fake.ts_kind == 1)
+      now = seq * (gint64) 10000;
+    else if (fake.ts_kind == 2)
+      now += 100 * G_USEC_PER_SEC;
+    b->flags |= fake.ts_kind == 1 ? V4L2_BUF_FLAG_TIMESTAMP_COPY :
+        V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC;
     b->timestamp.tv_sec = now / G_USEC_PER_SEC;
     b->timestamp.tv_usec = now % G_USEC_PER_SEC;
   }
@@ -709,6 +718,7 @@ fake_setup (void)
   fake.data_offset = 0;
   fake.per_plane = FALSE;
   fake.slow_qbuf = FALSE;
+  fake.ts_kind = 0;
   memset (fake.planes, 0, sizeof (fake.planes));
   fake.out_first = 0;
   fake.out_bytesused = 0;
@@ -1261,6 +1271,56 @@ GST_START_TEST (test_qos_running_time)
 
 GST_END_TEST;
 
+/*
+ * Driver timestamps that are not the pipeline's time (COPY from a
+ * producer's own clock, or CLOCK_MONOTONIC in the future) are not used:
+ * buffers still get running times at the clock's pace, not all 0.
+ */
+GST_START_TEST (test_untrusted_timestamps)
+{
+  gint kind;
+
+  for (kind = 1; kind <= 2; kind++) {
+    GstElement *pipe, *sink;
+    GstClockTime last = GST_CLOCK_TIME_NONE, now;
+    GstClock *clock;
+    gint i;
+
+    fake.ts_kind = kind;
+    fake.interval = G_USEC_PER_SEC / 100;
+    pipe = pipeline_playing ("vstreamsrc device=" FAKE_DEV
+        " ! appsink name=sink sync=false max-buffers=100");
+    sink = gst_bin_get_by_name (GST_BIN (pipe), "sink");
+    for (i = 0; i < 10; i++) {
+      GstSample *sample = NULL;
+      GstClockTime pts;
+
+      g_signal_emit_by_name (sink, "pull-sample", &sample);
+      fail_unless (sample != NULL, "no frame %d", i);
+      pts = GST_BUFFER_PTS (gst_sample_get_buffer (sample));
+      clock = gst_pipeline_get_clock (GST_PIPELINE (pipe));
+      now = gst_clock_get_time (clock) - gst_element_get_base_time (pipe);
+      gst_object_unref (clock);
+      fail_unless (GST_CLOCK_TIME_IS_VALID (pts) && pts <= now,
+          "timestamps %d: frame %d at %" GST_TIME_FORMAT ", the clock at %"
+          GST_TIME_FORMAT, kind, i, GST_TIME_ARGS (pts), GST_TIME_ARGS (now));
+      fail_unless (!GST_CLOCK_TIME_IS_VALID (last) || pts >= last,
+          "timestamps %d: frame %d at %" GST_TIME_FORMAT " after %"
+          GST_TIME_FORMAT, kind, i, GST_TIME_ARGS (pts), GST_TIME_ARGS (last));
+      last = pts;
+      gst_sample_unref (sample);
+    }
+    /* 10 frames 10 ms apart: not all at 0 (a delay as big as the clock) */
+    fail_unless (last >= 50 * GST_MSECOND, "timestamps %d: the tenth frame "
+        "at %" GST_TIME_FORMAT, kind, GST_TIME_ARGS (last));
+    gst_object_unref (sink);
+    stop_pipeline (pipe);
+    assert_device_released ();
+  }
+}
+
+GST_END_TEST;
+
 /* ColorBalance: the device's brightness and contrast, set and read. */
 GST_START_TEST (test_color_balance)
 {
@@ -1706,6 +1766,7 @@ vstream_lifetime_suite (void)
   tcase_add_test (tc, test_sink_variable_rate);
   tcase_add_test (tc, test_qos_running_time);
   tcase_add_test (tc, test_bad_frames_dropped);
+  tcase_add_test (tc, test_untrusted_timestamps);
   tcase_add_test (tc, test_color_balance);
   tcase_add_test (tc, test_extra_controls);
   tcase_add_test (tc, test_crop);
