@@ -32,8 +32,8 @@
 
 #include "vstreamallocator.h"
 
-GST_DEBUG_CATEGORY_EXTERN (gst_vstream_debug);
-#define GST_CAT_DEFAULT gst_vstream_debug
+GST_DEBUG_CATEGORY_STATIC (gst_vstream_allocator_debug);
+#define GST_CAT_DEFAULT gst_vstream_allocator_debug
 
 typedef struct
 {
@@ -58,7 +58,9 @@ struct _GstVstreamAllocator
   gsize length[VIDEO_MAX_FRAME][VIDEO_MAX_PLANES];
 };
 
-G_DEFINE_TYPE (GstVstreamAllocator, gst_vstream_allocator, GST_TYPE_ALLOCATOR);
+G_DEFINE_TYPE_WITH_CODE (GstVstreamAllocator, gst_vstream_allocator,
+    GST_TYPE_ALLOCATOR, GST_DEBUG_CATEGORY_INIT (gst_vstream_allocator_debug,
+        "vstreamallocator", 0, "vstream memory"));
 
 static gpointer
 vstream_mem_map (GstMemory * mem, gsize maxsize, GstMapFlags flags)

@@ -53,8 +53,8 @@
 #include "vstreamallocator.h"
 #include "vstreamformats.h"
 
-GST_DEBUG_CATEGORY_EXTERN (gst_vstream_debug);
-#define GST_CAT_DEFAULT gst_vstream_debug
+GST_DEBUG_CATEGORY_STATIC (gst_vstream_pool_debug);
+#define GST_CAT_DEFAULT gst_vstream_pool_debug
 
 struct _GstVstreamBufferPool
 {
@@ -103,8 +103,9 @@ struct _GstVstreamBufferPool
   GstPollFD pollfd;
 };
 
-G_DEFINE_TYPE (GstVstreamBufferPool, gst_vstream_buffer_pool,
-    GST_TYPE_BUFFER_POOL);
+G_DEFINE_TYPE_WITH_CODE (GstVstreamBufferPool, gst_vstream_buffer_pool,
+    GST_TYPE_BUFFER_POOL, GST_DEBUG_CATEGORY_INIT (gst_vstream_pool_debug,
+        "vstreambufferpool", 0, "vstream buffer pool"));
 
 static GQuark index_quark;
 static GQuark loan_quark;       /* a pool buffer's borrowed downstream one */

@@ -20,8 +20,8 @@
 #include "vstreambufferpool.h"
 #include "vstreamformats.h"
 
-GST_DEBUG_CATEGORY_EXTERN (gst_vstream_debug);
-#define GST_CAT_DEFAULT gst_vstream_debug
+GST_DEBUG_CATEGORY_STATIC (gst_vstream_sink_debug);
+#define GST_CAT_DEFAULT gst_vstream_sink_debug
 
 #define DEFAULT_DEVICE "/dev/video0"
 
@@ -37,6 +37,8 @@ struct _GstVstreamSink
 
 #define gst_vstream_sink_parent_class parent_class
 G_DEFINE_TYPE_WITH_CODE (GstVstreamSink, gst_vstream_sink, GST_TYPE_VIDEO_SINK,
+    GST_DEBUG_CATEGORY_INIT (gst_vstream_sink_debug, "vstreamsink", 0,
+        "vstream video sink");
     G_IMPLEMENT_INTERFACE (GST_TYPE_URI_HANDLER,
         gst_vstream_uri_handler_init)
     G_IMPLEMENT_INTERFACE (GST_TYPE_COLOR_BALANCE,

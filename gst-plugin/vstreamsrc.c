@@ -21,8 +21,8 @@
 #include "vstreambufferpool.h"
 #include "vstreamformats.h"
 
-GST_DEBUG_CATEGORY_EXTERN (gst_vstream_debug);
-#define GST_CAT_DEFAULT gst_vstream_debug
+GST_DEBUG_CATEGORY_STATIC (gst_vstream_src_debug);
+#define GST_CAT_DEFAULT gst_vstream_src_debug
 
 #define DEFAULT_DEVICE "/dev/video1"
 
@@ -58,6 +58,8 @@ enum
 
 #define gst_vstream_src_parent_class parent_class
 G_DEFINE_TYPE_WITH_CODE (GstVstreamSrc, gst_vstream_src, GST_TYPE_PUSH_SRC,
+    GST_DEBUG_CATEGORY_INIT (gst_vstream_src_debug, "vstreamsrc", 0,
+        "vstream video source");
     G_IMPLEMENT_INTERFACE (GST_TYPE_URI_HANDLER,
         gst_vstream_uri_handler_init)
     G_IMPLEMENT_INTERFACE (GST_TYPE_COLOR_BALANCE,

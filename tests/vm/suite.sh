@@ -484,7 +484,7 @@ per_plane_vivid() {
 	v4l2-ctl -d $v --stream-mmap --stream-count=1 --stream-to=/tmp/ppref.y444 || return 1
 	[ "$(stat -c %s /tmp/ppref.y444)" = 921600 ] || return 1
 	for m in mmap userptr dmabuf; do
-		GST_DEBUG=vstream:4 gst-launch-1.0 -q vstreamsrc device=$v io-mode=$m \
+		GST_DEBUG=vstream*:4 gst-launch-1.0 -q vstreamsrc device=$v io-mode=$m \
 			num-buffers=4 ! video/x-raw,format=Y444,width=640,height=480 ! \
 			filesink location=/tmp/pp-$m.y444 2>/tmp/pp-$m.log || return 1
 		echo "io-mode=$m:"
@@ -540,7 +540,7 @@ per_plane_sink_vivid() {
 			up="vstreamsrc device=$a io-mode=dmabuf num-buffers=3000 ! $caps !"
 			want=/tmp/ppa.y444 ;;
 		esac
-		GST_DEBUG=vstream:4 gst-launch-1.0 -q $up vstreamsink device=$o \
+		GST_DEBUG=vstream*:4 gst-launch-1.0 -q $up vstreamsink device=$o \
 			io-mode=$io >/tmp/ppsink.log 2>&1 & sp=$!
 		echo "sink io-mode=$m:"
 		i=0 ok=1
