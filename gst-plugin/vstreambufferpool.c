@@ -856,7 +856,10 @@ gst_vstream_buffer_pool_start (GstBufferPool * bpool)
   gst_structure_free (config);
   if (!pclass->start (bpool))
     goto fail;
-  gst_poll_set_flushing (pool->poll, FALSE);
+  /* an unlock() before activation stays in force */
+  g_mutex_lock (&pool->lock);
+  gst_poll_set_flushing (pool->poll, pool->flushing);
+  g_mutex_unlock (&pool->lock);
   return TRUE;
 
 fail:

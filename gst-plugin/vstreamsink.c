@@ -29,7 +29,8 @@ struct _GstVstreamSink
 {
   GstVideoSink parent;
   GstVstreamObject *obj;
-  GstBufferPool *pool;
+  GstBufferPool *pool;          /* replaced under the object lock */
+  gboolean flushing;            /* unlock() to unlock_stop(): object lock */
   GstPoll *poll;                /* write() mode: wait for room, flushable */
   GstPollFD pollfd;
   GstBuffer *scratch;           /* write() mode: a frame in the driver's layout */
@@ -134,13 +135,38 @@ gst_vstream_sink_query (GstBaseSink * bsink, GstQuery * query)
   return TRUE;
 }
 
+/*
+ * Make @pool (a new one, or NULL) the element's, releasing the old one.
+ * Under the object lock, as unlock() reads it from another thread; a new
+ * pool starts flushing if the element is (an unlock() that came first).
+ * The pool is called outside the lock (it may post messages); only
+ * unlock() races this, and both set TRUE then: unlock_stop() runs with
+ * the stream lock, as this does.
+ */
+static void
+gst_vstream_sink_set_pool (GstVstreamSink * sink, GstBufferPool * pool)
+{
+  GstBufferPool *old;
+  gboolean flushing;
+
+  GST_OBJECT_LOCK (sink);
+  old = sink->pool;
+  sink->pool = pool;
+  flushing = sink->flushing;
+  GST_OBJECT_UNLOCK (sink);
+  if (pool)
+    gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL (pool),
+        flushing);
+  if (old) {
+    gst_vstream_buffer_pool_release (GST_VSTREAM_BUFFER_POOL (old));
+    gst_object_unref (old);
+  }
+}
+
 static void
 gst_vstream_sink_release_pool (GstVstreamSink * sink)
 {
-  if (!sink->pool)
-    return;
-  gst_vstream_buffer_pool_release (GST_VSTREAM_BUFFER_POOL (sink->pool));
-  gst_clear_object (&sink->pool);
+  gst_vstream_sink_set_pool (sink, NULL);
 }
 
 static gboolean
@@ -161,7 +187,8 @@ gst_vstream_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
   if (obj->mode == GST_VSTREAM_IO_RW)
     return TRUE;
   /* Activated by upstream if it takes the pool, else at the first frame */
-  sink->pool = gst_vstream_buffer_pool_new (obj, obj->caps);
+  gst_vstream_sink_set_pool (sink, gst_vstream_buffer_pool_new (obj,
+          obj->caps));
   return TRUE;
 }
 
@@ -303,7 +330,8 @@ gst_vstream_sink_fall_back_to_mmap (GstVstreamSink * sink, GstBuffer * buf)
   gst_vstream_buffer_pool_drain (GST_VSTREAM_BUFFER_POOL (sink->pool));
   gst_vstream_sink_release_pool (sink);
   obj->mode = GST_VSTREAM_IO_MMAP;
-  sink->pool = gst_vstream_buffer_pool_new (obj, obj->caps);
+  gst_vstream_sink_set_pool (sink, gst_vstream_buffer_pool_new (obj,
+          obj->caps));
 }
 
 static GstFlowReturn
@@ -356,10 +384,18 @@ gst_vstream_sink_stop (GstBaseSink * bsink)
 static void
 gst_vstream_sink_set_flushing (GstVstreamSink * sink, gboolean flushing)
 {
+  GstBufferPool *pool;
+
   gst_poll_set_flushing (sink->poll, flushing);
-  if (sink->pool)
-    gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL
-        (sink->pool), flushing);
+  GST_OBJECT_LOCK (sink);
+  sink->flushing = flushing;
+  pool = sink->pool ? gst_object_ref (sink->pool) : NULL;
+  GST_OBJECT_UNLOCK (sink);
+  if (pool) {
+    gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL (pool),
+        flushing);
+    gst_object_unref (pool);
+  }
 }
 
 static gboolean

@@ -30,7 +30,8 @@ struct _GstVstreamSrc
 {
   GstPushSrc parent;
   GstVstreamObject *obj;
-  GstBufferPool *pool;
+  GstBufferPool *pool;          /* replaced under the object lock */
+  gboolean flushing;            /* unlock() to unlock_stop(): object lock */
   GstPoll *poll;                /* read() mode only */
   GstPollFD pollfd;
   gboolean have_seq;
@@ -261,13 +262,38 @@ gst_vstream_src_fixate (GstBaseSrc * bsrc, GstCaps * caps)
   return GST_BASE_SRC_CLASS (parent_class)->fixate (bsrc, caps);
 }
 
+/*
+ * Make @pool (a new one, or NULL) the element's, releasing the old one.
+ * Under the object lock, as unlock() reads it from another thread; a new
+ * pool starts flushing if the element is (an unlock() that came first).
+ * The pool is called outside the lock (it may post messages); only
+ * unlock() races this, and both set TRUE then: unlock_stop() runs with
+ * the stream lock, as this does.
+ */
+static void
+gst_vstream_src_set_pool (GstVstreamSrc * src, GstBufferPool * pool)
+{
+  GstBufferPool *old;
+  gboolean flushing;
+
+  GST_OBJECT_LOCK (src);
+  old = src->pool;
+  src->pool = pool;
+  flushing = src->flushing;
+  GST_OBJECT_UNLOCK (src);
+  if (pool)
+    gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL (pool),
+        flushing);
+  if (old) {
+    gst_vstream_buffer_pool_release (GST_VSTREAM_BUFFER_POOL (old));
+    gst_object_unref (old);
+  }
+}
+
 static void
 gst_vstream_src_release_pool (GstVstreamSrc * src)
 {
-  if (!src->pool)
-    return;
-  gst_vstream_buffer_pool_release (GST_VSTREAM_BUFFER_POOL (src->pool));
-  gst_clear_object (&src->pool);
+  gst_vstream_src_set_pool (src, NULL);
 }
 
 static gboolean
@@ -298,9 +324,9 @@ gst_vstream_src_set_caps (GstBaseSrc * bsrc, GstCaps * caps)
   }
   if (obj->mode == GST_VSTREAM_IO_RW)
     return TRUE;
-  src->pool = gst_vstream_buffer_pool_new (obj, obj->caps);
+  gst_vstream_src_set_pool (src, gst_vstream_buffer_pool_new (obj, obj->caps));
   if (!gst_buffer_pool_set_active (src->pool, TRUE)) {
-    gst_clear_object (&src->pool);
+    gst_vstream_src_release_pool (src);
     return FALSE;
   }
   return TRUE;
@@ -395,9 +421,17 @@ gst_vstream_src_stop (GstBaseSrc * bsrc)
 static void
 gst_vstream_src_set_flushing (GstVstreamSrc * src, gboolean flushing)
 {
-  if (src->pool)
-    gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL (src->pool),
+  GstBufferPool *pool;
+
+  GST_OBJECT_LOCK (src);
+  src->flushing = flushing;
+  pool = src->pool ? gst_object_ref (src->pool) : NULL;
+  GST_OBJECT_UNLOCK (src);
+  if (pool) {
+    gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL (pool),
         flushing);
+    gst_object_unref (pool);
+  }
   gst_poll_set_flushing (src->poll, flushing);
 }
 
