@@ -36,8 +36,12 @@
 #define VSTREAM_FPS_MAX		240
 #define VSTREAM_FPS_DEFAULT	30
 
-/* Private controls (user class, driver-specific range). */
-#define VSTREAM_CID_BASE	(V4L2_CID_USER_BASE | 0xf000)
+/*
+ * Private controls, user class.  Not V4L2_CID_USER_BASE | 0xf000: vivid,
+ * pwc, solo6x10 and cpia2 use that, and v4l2-controls.h reserves ranges
+ * upwards from 0x1000; 0xe000 is neither.
+ */
+#define VSTREAM_CID_BASE	(V4L2_CID_USER_BASE | 0xe000)
 #define VSTREAM_CID_IDLE_MODE	(VSTREAM_CID_BASE + 0)
 
 enum vstream_idle_mode {
