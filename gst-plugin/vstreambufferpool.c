@@ -933,6 +933,54 @@ gst_vstream_buffer_pool_set_flushing (GstVstreamBufferPool * pool,
   signal_return (pool);
 }
 
+/*
+ * An element's pool and flushing state (@slot, @state) are read by its
+ * unlock() from another thread: both change under @owner's object lock.
+ * replace() makes @pool (a new one, taken; or NULL) the element's and
+ * releases the old one; a new pool starts as flushing as the element is,
+ * as an unlock() may have come first.  Pools are called outside the lock
+ * (they may post messages).  Only unlock() races a replace(), and both
+ * say TRUE then: unlock_stop() runs with the stream lock, as set_caps and
+ * the render or create that replace a pool do.
+ */
+void
+gst_vstream_buffer_pool_replace (GstObject * owner, GstBufferPool ** slot,
+    GstBufferPool * pool, const gboolean * state)
+{
+  GstBufferPool *old;
+  gboolean flushing;
+
+  GST_OBJECT_LOCK (owner);
+  old = *slot;
+  *slot = pool;
+  flushing = *state;
+  GST_OBJECT_UNLOCK (owner);
+  if (pool)
+    gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL (pool),
+        flushing);
+  if (old) {
+    gst_vstream_buffer_pool_release (GST_VSTREAM_BUFFER_POOL (old));
+    gst_object_unref (old);
+  }
+}
+
+void
+gst_vstream_buffer_pool_owner_set_flushing (GstObject * owner,
+    GstBufferPool ** slot, gboolean * state, gboolean flushing)
+{
+  GstBufferPool *pool;
+
+  GST_OBJECT_LOCK (owner);
+  *state = flushing;
+  pool = *slot ? gst_object_ref (*slot) : NULL;
+  GST_OBJECT_UNLOCK (owner);
+  if (pool) {
+    gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL (pool),
+        flushing);
+    gst_object_unref (pool);
+  }
+}
+
 static void
 gst_vstream_buffer_pool_flush_stop (GstBufferPool * bpool)
 {

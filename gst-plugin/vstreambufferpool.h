@@ -31,6 +31,10 @@ gboolean gst_vstream_buffer_pool_set_lender (GstVstreamBufferPool * pool,
 gboolean gst_vstream_buffer_pool_imports (GstVstreamBufferPool * pool,
     GstBuffer * buf);
 void gst_vstream_buffer_pool_release (GstVstreamBufferPool * pool);
+void gst_vstream_buffer_pool_replace (GstObject * owner, GstBufferPool ** slot,
+    GstBufferPool * pool, const gboolean * flushing);
+void gst_vstream_buffer_pool_owner_set_flushing (GstObject * owner,
+    GstBufferPool ** slot, gboolean * state, gboolean flushing);
 void gst_vstream_buffer_pool_drain (GstVstreamBufferPool * pool);
 
 G_END_DECLS

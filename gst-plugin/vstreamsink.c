@@ -135,32 +135,13 @@ gst_vstream_sink_query (GstBaseSink * bsink, GstQuery * query)
   return TRUE;
 }
 
-/*
- * Make @pool (a new one, or NULL) the element's, releasing the old one.
- * Under the object lock, as unlock() reads it from another thread; a new
- * pool starts flushing if the element is (an unlock() that came first).
- * The pool is called outside the lock (it may post messages); only
- * unlock() races this, and both set TRUE then: unlock_stop() runs with
- * the stream lock, as this does.
- */
+/* Make @pool (a new one, or NULL) the element's: see
+ * gst_vstream_buffer_pool_replace() */
 static void
 gst_vstream_sink_set_pool (GstVstreamSink * sink, GstBufferPool * pool)
 {
-  GstBufferPool *old;
-  gboolean flushing;
-
-  GST_OBJECT_LOCK (sink);
-  old = sink->pool;
-  sink->pool = pool;
-  flushing = sink->flushing;
-  GST_OBJECT_UNLOCK (sink);
-  if (pool)
-    gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL (pool),
-        flushing);
-  if (old) {
-    gst_vstream_buffer_pool_release (GST_VSTREAM_BUFFER_POOL (old));
-    gst_object_unref (old);
-  }
+  gst_vstream_buffer_pool_replace (GST_OBJECT (sink), &sink->pool, pool,
+      &sink->flushing);
 }
 
 static void
@@ -384,18 +365,9 @@ gst_vstream_sink_stop (GstBaseSink * bsink)
 static void
 gst_vstream_sink_set_flushing (GstVstreamSink * sink, gboolean flushing)
 {
-  GstBufferPool *pool;
-
   gst_poll_set_flushing (sink->poll, flushing);
-  GST_OBJECT_LOCK (sink);
-  sink->flushing = flushing;
-  pool = sink->pool ? gst_object_ref (sink->pool) : NULL;
-  GST_OBJECT_UNLOCK (sink);
-  if (pool) {
-    gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL (pool),
-        flushing);
-    gst_object_unref (pool);
-  }
+  gst_vstream_buffer_pool_owner_set_flushing (GST_OBJECT (sink), &sink->pool,
+      &sink->flushing, flushing);
 }
 
 static gboolean

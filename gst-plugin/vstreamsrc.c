@@ -262,32 +262,13 @@ gst_vstream_src_fixate (GstBaseSrc * bsrc, GstCaps * caps)
   return GST_BASE_SRC_CLASS (parent_class)->fixate (bsrc, caps);
 }
 
-/*
- * Make @pool (a new one, or NULL) the element's, releasing the old one.
- * Under the object lock, as unlock() reads it from another thread; a new
- * pool starts flushing if the element is (an unlock() that came first).
- * The pool is called outside the lock (it may post messages); only
- * unlock() races this, and both set TRUE then: unlock_stop() runs with
- * the stream lock, as this does.
- */
+/* Make @pool (a new one, or NULL) the element's: see
+ * gst_vstream_buffer_pool_replace() */
 static void
 gst_vstream_src_set_pool (GstVstreamSrc * src, GstBufferPool * pool)
 {
-  GstBufferPool *old;
-  gboolean flushing;
-
-  GST_OBJECT_LOCK (src);
-  old = src->pool;
-  src->pool = pool;
-  flushing = src->flushing;
-  GST_OBJECT_UNLOCK (src);
-  if (pool)
-    gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL (pool),
-        flushing);
-  if (old) {
-    gst_vstream_buffer_pool_release (GST_VSTREAM_BUFFER_POOL (old));
-    gst_object_unref (old);
-  }
+  gst_vstream_buffer_pool_replace (GST_OBJECT (src), &src->pool, pool,
+      &src->flushing);
 }
 
 static void
@@ -421,17 +402,8 @@ gst_vstream_src_stop (GstBaseSrc * bsrc)
 static void
 gst_vstream_src_set_flushing (GstVstreamSrc * src, gboolean flushing)
 {
-  GstBufferPool *pool;
-
-  GST_OBJECT_LOCK (src);
-  src->flushing = flushing;
-  pool = src->pool ? gst_object_ref (src->pool) : NULL;
-  GST_OBJECT_UNLOCK (src);
-  if (pool) {
-    gst_vstream_buffer_pool_set_flushing (GST_VSTREAM_BUFFER_POOL (pool),
-        flushing);
-    gst_object_unref (pool);
-  }
+  gst_vstream_buffer_pool_owner_set_flushing (GST_OBJECT (src), &src->pool,
+      &src->flushing, flushing);
   gst_poll_set_flushing (src->poll, flushing);
 }
 
