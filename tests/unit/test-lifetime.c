@@ -1122,10 +1122,11 @@ frame_sums (const gchar * desc)
 
 /* @source's every frame reaches the device through @between into the
  * sink in @io_mode, in order and bit-exact (a moving ball: a frame lost
- * or sent twice shows), and the pipeline ends. */
+ * or sent twice shows), and the pipeline ends.  GstBaseSink counts as
+ * rendered the frames of the last stream: @last_stream of them. */
 static void
 assert_every_frame_sent (const gchar * source, const gchar * between,
-    const gchar * io_mode)
+    const gchar * io_mode, guint last_stream)
 {
   gchar *want_desc = g_strdup_printf ("%s ! appsink name=sink sync=false",
       source);
@@ -1163,7 +1164,7 @@ assert_every_frame_sent (const gchar * source, const gchar * between,
   sink = gst_bin_get_by_name (GST_BIN (pipe), "vsink");
   g_object_get (sink, "stats", &stats, NULL);
   fail_unless (gst_structure_get_uint64 (stats, "rendered", &rendered));
-  fail_unless_equals_uint64 (rendered, SHAPE_FRAMES);
+  fail_unless_equals_uint64 (rendered, last_stream);
   fail_unless (gst_structure_has_field (stats, "average-rate"));
   gst_structure_free (stats);
   fail_unless_equals_uint64 (stat_of (sink, "frames"), SHAPE_FRAMES);
@@ -1182,7 +1183,7 @@ assert_every_frame_sent (const gchar * source, const gchar * between,
 GST_START_TEST (test_sink_pipeline_shapes)
 {
   assert_every_frame_sent (SHAPE_SOURCE, shapes[__i__].between,
-      shapes[__i__].io_mode);
+      shapes[__i__].io_mode, SHAPE_FRAMES);
 }
 
 GST_END_TEST;
@@ -1194,7 +1195,20 @@ GST_END_TEST;
 GST_START_TEST (test_sink_variable_rate)
 {
   assert_every_frame_sent (SHAPE_SOURCE " ! capssetter "
-      "caps=video/x-raw,framerate=0/1", "queue", "mmap");
+      "caps=video/x-raw,framerate=0/1", "queue", "mmap", SHAPE_FRAMES);
+}
+
+GST_END_TEST;
+
+/* A producer whose rate changes mid-stream, 30 -> 15 -> 60 fps (three
+ * streams one after another: caps change twice), loses no frame. */
+#define RATE_PART(n, rate) "videotestsrc num-buffers=" #n " pattern=ball ! " \
+  "video/x-raw,format=YUY2,width=64,height=48,framerate=" #rate "/1 ! c. "
+
+GST_START_TEST (test_sink_rate_change)
+{
+  assert_every_frame_sent (RATE_PART (7, 30) RATE_PART (7, 15)
+      RATE_PART (6, 60) "concat name=c", "queue", "mmap", 6);
 }
 
 GST_END_TEST;
@@ -1764,6 +1778,7 @@ vstream_lifetime_suite (void)
   tcase_add_loop_test (tc, test_sink_pipeline_shapes, 0,
       G_N_ELEMENTS (shapes));
   tcase_add_test (tc, test_sink_variable_rate);
+  tcase_add_test (tc, test_sink_rate_change);
   tcase_add_test (tc, test_qos_running_time);
   tcase_add_test (tc, test_bad_frames_dropped);
   tcase_add_test (tc, test_untrusted_timestamps);
