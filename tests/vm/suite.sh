@@ -446,6 +446,21 @@ kill \$fcp; wait \$fcp
 grep 'GstVstreamSrc.*src: caps' /tmp/fc.out | cut -c1-160
 grep -q 'src: caps = .*width=(int)320' /tmp/fc.out && grep -q 'src: caps = .*width=(int)640' /tmp/fc.out
 EOT
+# A camera from the network: uncompressed RTP on loopback, the receiver's
+# depayloader saying framerate=0/1 (variable), into vstreamsink; both a
+# stock reader and ours get the sender's frames bit-exact.
+$PIC make yuyv422 320 240 /tmp/rtp-ref.yuyv
+WIDTH=320 HEIGHT=240 pipeline_case "network camera: RTP raw, framerate 0/1, bit-exact to v4l2-ctl and vstreamsrc" \
+	$P/rtp-camera.sh $OUT0 5004 <<EOT
+RAW=/tmp/rtp-ref.yuyv WIDTH=320 HEIGHT=240 RATE=15 $P/rtp-send.sh 127.0.0.1 5004 >/tmp/rtp-send.log 2>&1 &
+s=\$!
+sh /tmp/waitfeed.sh &&
+NUM=3 SAVE=/tmp/rtp1.yuyv $P/read-camera.sh $CAP00 v4l2-ctl >/dev/null &&
+NUM=3 SAVE=/tmp/rtp2.yuyv $P/read-camera.sh $CAP00 vstreamsrc &&
+$PIC same /tmp/rtp1.yuyv /tmp/rtp-ref.yuyv && $PIC same /tmp/rtp2.yuyv /tmp/rtp-ref.yuyv
+r=\$?
+kill \$s; wait \$s; cat /tmp/rtp-send.log; exit \$r
+EOT
 pipeline_case "interlaced SD keeps its field order" $P/interlaced-sd.sh $OUT0 <<EOT
 sh /tmp/waitfeed.sh &&
 v4l2-ctl -d $CAP00 --get-fmt-video | grep -q 'Interlaced Top-Bottom' &&
