@@ -5,13 +5,16 @@
 # the kernel's own tree; then depmod, so "modprobe vstream" pulls in
 # videobuf2 and v4l2-tpg.  Usage: install.sh KDIR MODULE-BUILD-DIR
 # (meson install and "make -C kmod install" both call it; DESTDIR or
-# INSTALL_MOD_PATH stage it elsewhere).
+# INSTALL_MOD_PATH stage it elsewhere), or install.sh --uninstall KDIR
+# ("make -C kmod uninstall": the module goes from updates/, then depmod).
 set -e
+uninstall=
+[ "$1" != --uninstall ] || { uninstall=1; shift; }
 kdir=$1 out=$2
 root=${DESTDIR:-${INSTALL_MOD_PATH:-}}
 # the kernel's make runs in KDIR: a relative root would land in there
 case $root in '' | /*) ;; *) root=$PWD/$root ;; esac
-[ -e "$out/vstream.ko" ] || {
+[ -n "$uninstall" ] || [ -e "$out/vstream.ko" ] || {
 	echo "install.sh: no $out/vstream.ko: build it first" >&2
 	exit 1
 }
@@ -22,6 +25,14 @@ kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$kdir/include/generated/u
 	echo "install.sh: no UTS_RELEASE in $kdir/include/generated/utsrelease.h" >&2
 	exit 1
 }
+if [ -n "$uninstall" ]; then
+	# compressed as that kernel's modules_install did, or not
+	rm -fv "$root/lib/modules/$kver/updates/vstream.ko" \
+		"$root/lib/modules/$kver/updates/vstream.ko".*
+	[ ! -e "$root/lib/modules/$kver/modules.order" ] ||
+		depmod ${root:+-b "$root"} -a "$kver"
+	exit 0
+fi
 # Without the kernel's signing key (a distribution kernel: its key stays
 # with the distribution) modules_install would print sign-file's SSL
 # errors and install unsigned anyway: say so once and skip signing.

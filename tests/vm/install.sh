@@ -77,4 +77,10 @@ if grep -q '^vstream ' /proc/modules; then
 	say "modprobe -r left vstream loaded"
 	exit 1
 fi
-say "modprobe vstream from $where: deps loaded, named nodes (also a runtime pipe), frames bit-exact"
+# uninstall: the module leaves the root and depmod's index
+DESTDIR=$M sh "$S/kmod/install.sh" --uninstall "$kdir"
+if modinfo -b $M -n vstream 2>/dev/null || ls $M/lib/modules/$kver/updates/vstream.ko* 2>/dev/null; then
+	say "uninstall left vstream.ko"
+	exit 1
+fi
+say "modprobe vstream from $where: deps loaded, named nodes (also a runtime pipe), frames bit-exact; uninstalled"
