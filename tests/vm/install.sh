@@ -77,6 +77,16 @@ if grep -q '^vstream ' /proc/modules; then
 	say "modprobe -r left vstream loaded"
 	exit 1
 fi
+# README's "Load at boot": the options line in a modprobe.d file
+mkdir -p /tmp/modprobe.d
+echo 'options vstream pipes=1 readers=2 card_label="Meeting cam"' >/tmp/modprobe.d/vstream.conf
+modprobe -d $M -C /tmp/modprobe.d vstream
+udevadm settle -t 60
+v4l2-ctl -d /dev/v4l/by-vstream/vstream-0-capture-1 -D | grep -q 'Card type *: Meeting cam' || {
+	say "modprobe.d options not applied"
+	exit 1
+}
+modprobe -d $M -r vstream
 # uninstall: the module leaves the root and depmod's index
 DESTDIR=$M sh "$S/kmod/install.sh" --uninstall "$kdir"
 if modinfo -b $M -n vstream 2>/dev/null || ls $M/lib/modules/$kver/updates/vstream.ko* 2>/dev/null; then
