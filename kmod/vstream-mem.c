@@ -35,8 +35,10 @@
  *   reads as zeros.
  *
  * Pinned buffers take part only by copy: exported ones (EXPBUF: the
- * dma-buf holds those very pages) and those of a queue in read()/write()
- * mode (vb2's file I/O caches their kernel addresses).  USERPTR and DMABUF
+ * dma-buf holds those very pages), those of a queue in read()/write()
+ * mode (vb2's file I/O caches their kernel addresses), and those whose
+ * pages something pinned through a mapping (another device's USERPTR
+ * queue): such a frame is never detached, shared into or reused.  USERPTR and DMABUF
  * memory is vb2-vmalloc's, in the same wrapper with no frame, as some ops
  * (num_users) cannot tell memory types apart.
  *
@@ -113,6 +115,22 @@ static void vstream_frame_free(struct vstream_frame *f)
 	kfree(f);
 }
 
+/*
+ * Some of @f's pages are pinned (get_user_pages() on a mapping: another
+ * device's USERPTR queue, io_uring, RDMA), so something outside this
+ * driver may read or write them whatever the mappings say: such a frame
+ * is never detached, shared into or handed out again.
+ */
+static bool vstream_frame_pinned(const struct vstream_frame *f)
+{
+	unsigned long i;
+
+	for (i = 0; i < f->size >> PAGE_SHIFT; i++)
+		if (folio_maybe_dma_pinned(page_folio(f->pages[i])))
+			return true;
+	return false;
+}
+
 static void vstream_frame_release(struct kref *ref)
 {
 	struct vstream_frame *f = container_of(ref, struct vstream_frame, ref);
@@ -124,7 +142,8 @@ static void vstream_frame_release(struct kref *ref)
 	 * own picture, which no other opener may see), are never handed out
 	 * again.
 	 */
-	if (vb2_vmalloc_memops.num_users(f->vm) == 1 && !f->written) {
+	if (vb2_vmalloc_memops.num_users(f->vm) == 1 && !f->written &&
+	    !vstream_frame_pinned(f)) {
 		spin_lock(&pipe->spare_lock);
 		if (f->gen == pipe->spare_gen && pipe->nspare < VSTREAM_SPARE_FRAMES) {
 			list_add(&f->list, &pipe->spare);
@@ -374,23 +393,20 @@ static vm_fault_t vstream_vm_fault(struct vm_fault *vmf)
 static vm_fault_t vstream_vm_page_mkwrite(struct vm_fault *vmf)
 {
 	struct vstream_mem *mem = vmf->vma->vm_private_data;
-	unsigned long idx = vmf->pgoff - vstream_mem_pgoff(mem);
 	vm_fault_t ret = VM_FAULT_NOPAGE;
 	int err = 0;
 
 	mutex_lock(&mem->lock);
 	if (kref_read(&mem->frame->ref) > 1) {
 		err = vstream_mem_unshare(mem, true);
-	} else if (idx >= mem->frame->size >> PAGE_SHIFT ||
-		   mem->frame->pages[idx] != vmf->page) {
-		vstream_mem_zap(mem);	/* not this frame's page: map again */
 	} else {
 		mem->frame->written = true;
 		lock_page(vmf->page);
 		ret = VM_FAULT_LOCKED;
 	}
 	mutex_unlock(&mem->lock);
-	return err ? vstream_vm_errno(err) : ret;
+	/* no frame to copy into: VM_FAULT_OOM would only retry the write */
+	return err ? VM_FAULT_SIGBUS : ret;
 }
 
 static void vstream_vm_open(struct vm_area_struct *vma)
@@ -493,6 +509,9 @@ static void vstream_mem_put(void *priv)
 	 */
 	if (kref_read(&mem->ref) > 1 && !mem->node->output)
 		vstream_mem_unshare(mem, true);
+	/* what an opener wrote and never queued goes with its buffers */
+	if (mem->node->output)
+		mem->frame->written = true;
 	mem->vb = NULL;
 	mutex_unlock(&mem->lock);
 	vstream_mem_unref(mem);
@@ -543,14 +562,15 @@ bool vstream_buf_can_share(struct vstream_buffer *buf)
  * nothing can write the frame it showed.
  *
  * Return: that frame (the caller's reference), or NULL if @buf does not
- * share or no fresh frame can be had: it is then delivered by copy.
+ * share, its pages are pinned (an importer keeps using them), or no fresh
+ * frame can be had: it is then delivered by copy.
  */
 struct vstream_frame *vstream_buf_detach(struct vstream_buffer *buf)
 {
 	struct vstream_mem *mem = vstream_buf_mem(buf);
 	struct vstream_frame *f;
 
-	if (!vstream_buf_can_share(buf))
+	if (!vstream_buf_can_share(buf) || vstream_frame_pinned(mem->frame))
 		return NULL;
 	f = vstream_frame_new(mem->node->pipe, &buf->vb.vb2_buf, mem->size, false);
 	if (IS_ERR(f))
@@ -614,6 +634,11 @@ bool vstream_buf_share(struct vstream_buffer *buf, struct vstream_frame *f, u64 
 	if (!vstream_buf_can_share(buf) || f->size < mem->size)
 		return false;
 	mutex_lock(&mem->lock);
+	/* an importer holds these pages: it is filled in place, by copy */
+	if (mem->frame != f && vstream_frame_pinned(mem->frame)) {
+		mutex_unlock(&mem->lock);
+		return false;
+	}
 	if (mem->frame != f) {
 		old = vstream_mem_flip(mem, vstream_frame_get(f));
 		(*flips)++;
