@@ -85,18 +85,17 @@ bool vstream_same_layout(const struct v4l2_pix_format *a, const struct v4l2_pix_
 }
 
 /*
- * The next frame for @cap will come by sharing the producer's: both
- * stream the same layout from MMAP buffers.  Only then are @cap's buffers
- * unmapped when queued (vstream_buf_unmap()); the kernel writes the
- * others in place.
+ * The next frame for @cap will come by sharing the producer's: it streams
+ * the same layout from MMAP buffers.  Only then are @cap's buffers
+ * unmapped when queued (vstream_buf_unmap(), which checks @cap's side);
+ * the kernel writes the others in place.
  */
 bool vstream_pipe_shares_into(struct vstream_node *cap)
 {
 	struct vstream_node *out = &cap->pipe->out;
 
 	return out->streaming && out->queue.memory == VB2_MEMORY_MMAP &&
-	       !vb2_fileio_is_active(&out->queue) && cap->queue.memory == VB2_MEMORY_MMAP &&
-	       !vb2_fileio_is_active(&cap->queue) && vstream_same_layout(&out->fmt, &cap->fmt);
+	       !vb2_fileio_is_active(&out->queue) && vstream_same_layout(&out->fmt, &cap->fmt);
 }
 
 /*
