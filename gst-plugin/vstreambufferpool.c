@@ -65,7 +65,8 @@ struct _GstVstreamBufferPool
   GstAllocator *dmabuf;
   GstCaps *caps;
   guint32 memory;
-  guint count;
+  guint min_count;               /* what the device needs */
+  guint count;                  /* what is asked for, then what REQBUFS made */
   guint next_index;
   gboolean output;
   GstVstreamLayout layout;      /* memory planes and their sizes when made;
@@ -148,6 +149,18 @@ gst_vstream_buffer_pool_queued (GstVstreamBufferPool * pool)
   return n;
 }
 
+/* How many buffers the pool has (asks for, before it starts). */
+guint
+gst_vstream_buffer_pool_count (GstVstreamBufferPool * pool)
+{
+  guint n;
+
+  g_mutex_lock (&pool->lock);
+  n = pool->count;
+  g_mutex_unlock (&pool->lock);
+  return n;
+}
+
 static gboolean
 is_streaming (GstVstreamBufferPool * pool)
 {
@@ -182,17 +195,21 @@ gst_vstream_buffer_pool_set_config (GstBufferPool * bpool,
   GstVstreamBufferPool *pool = GST_VSTREAM_BUFFER_POOL (bpool);
   GstVstreamObject *obj = pool->obj;
   GstCaps *caps;
-  guint size, min, max;
+  guint size, min, max, count;
   gboolean ok = TRUE;
 
   if (!gst_buffer_pool_config_get_params (config, &caps, &size, &min, &max))
     return FALSE;
-  /* The driver decides size and count; tell the caller if we changed. */
-  if (size < obj->info.size || min > pool->count || max != pool->count) {
+  /* The count asked for is made (a peer that holds buffers asks for
+   * more), the device's minimum at least; the driver decides the size.
+   * Tell the caller if we changed the request. */
+  count = CLAMP (min, pool->min_count, VIDEO_MAX_FRAME);
+  if (size < obj->info.size || min > count || max != count) {
     gst_buffer_pool_config_set_params (config, caps ? caps : pool->caps,
-        MAX (size, obj->info.size), pool->count, pool->count);
+        MAX (size, obj->info.size), count, count);
     ok = FALSE;
   }
+  pool->count = count;
   if (!GST_BUFFER_POOL_CLASS (gst_vstream_buffer_pool_parent_class)->set_config
       (bpool, config))
     return FALSE;
@@ -1383,7 +1400,7 @@ gst_vstream_buffer_pool_new (GstVstreamObject * obj, GstCaps * caps)
   pool->output = obj->type == V4L2_BUF_TYPE_VIDEO_OUTPUT;
   pool->caps = gst_caps_ref (caps);
   pool->layout = obj->layout;
-  pool->count = gst_vstream_object_buffer_count (obj);
+  pool->count = pool->min_count = gst_vstream_object_buffer_count (obj);
   pool->vallocator = gst_vstream_allocator_new (obj);
   pool->fd = gst_vstream_allocator_fd (pool->vallocator);
   pool->dmabuf = gst_dmabuf_allocator_new ();

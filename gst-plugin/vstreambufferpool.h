@@ -24,6 +24,7 @@ GstFlowReturn gst_vstream_buffer_pool_render (GstVstreamBufferPool * pool,
 void gst_vstream_buffer_pool_set_flushing (GstVstreamBufferPool * pool,
     gboolean flushing);
 guint gst_vstream_buffer_pool_queued (GstVstreamBufferPool * pool);
+guint gst_vstream_buffer_pool_count (GstVstreamBufferPool * pool);
 GstFlowReturn gst_vstream_buffer_pool_maybe_copy (GstVstreamBufferPool * pool,
     GstBuffer ** buf);
 gboolean gst_vstream_buffer_pool_set_lender (GstVstreamBufferPool * pool,

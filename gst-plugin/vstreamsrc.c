@@ -40,6 +40,8 @@ struct _GstVstreamSrc
   gboolean bad_drv;             /* one was not: said once */
   guint64 processed;
   guint64 dropped;
+  gboolean need_plain;          /* downstream takes no GstVideoMeta ... */
+  GstVideoInfo plain;           /* ... and reads this default layout */
 
   /* crop-top, crop-left, crop-bottom, crop-right, as v4l2src has them */
   guint crop[4];
@@ -305,12 +307,76 @@ gst_vstream_src_set_caps (GstBaseSrc * bsrc, GstCaps * caps)
   }
   if (obj->mode == GST_VSTREAM_IO_RW)
     return TRUE;
+  /* started in decide_allocation(), when downstream's needs are known */
   gst_vstream_src_set_pool (src, gst_vstream_buffer_pool_new (obj, obj->caps));
-  if (!gst_buffer_pool_set_active (src->pool, TRUE)) {
-    gst_vstream_src_release_pool (src);
-    return FALSE;
-  }
   return TRUE;
+}
+
+/* Start the pool with enough buffers that downstream can hold @held of
+ * them (a queue, an encoder's reference frames) and the driver still
+ * have its own minimum, so that holding them does not force copies. */
+static gboolean
+start_pool (GstVstreamSrc * src, guint held)
+{
+  GstStructure *config = gst_buffer_pool_get_config (src->pool);
+  GstCaps *caps;
+  guint size, min, max;
+
+  gst_buffer_pool_config_get_params (config, &caps, &size, &min, &max);
+  min = MIN (min + held, VIDEO_MAX_FRAME);
+  gst_buffer_pool_config_set_params (config, caps, size, min, min);
+  if (!gst_buffer_pool_set_config (src->pool, config))
+    GST_DEBUG_OBJECT (src, "pool adjusted the buffer count");
+  if (gst_buffer_pool_set_active (src->pool, TRUE))
+    return TRUE;
+  gst_vstream_src_release_pool (src);
+  return FALSE;
+}
+
+/* Does @buf keep GStreamer's default layout for our caps, so that a peer
+ * without GstVideoMeta reads it right? */
+static gboolean
+default_layout (GstVstreamSrc * src, GstBuffer * buf)
+{
+  GstVideoMeta *meta = gst_buffer_get_video_meta (buf);
+  guint p;
+
+  for (p = 0; meta && p < meta->n_planes; p++)
+    if (meta->stride[p] != src->plain.stride[p] ||
+        meta->offset[p] != src->plain.offset[p])
+      return FALSE;
+  return TRUE;
+}
+
+/* A frame in the driver's strides, for a peer that cannot read them: copy
+ * it into the default layout (as v4l2src does); the driver buffer goes
+ * back at once. */
+static GstFlowReturn
+copy_to_default_layout (GstVstreamSrc * src, GstBuffer ** buf)
+{
+  GstBuffer *copy = gst_buffer_new_allocate (NULL, src->plain.size, NULL);
+  GstVideoFrame from, to;
+  gboolean ok = FALSE;
+
+  if (gst_video_frame_map (&from, &src->obj->info, *buf, GST_MAP_READ)) {
+    if (gst_video_frame_map (&to, &src->plain, copy, GST_MAP_WRITE)) {
+      ok = gst_video_frame_copy (&to, &from);
+      gst_video_frame_unmap (&to);
+    }
+    gst_video_frame_unmap (&from);
+  }
+  gst_buffer_copy_into (copy, *buf, GST_BUFFER_COPY_FLAGS |
+      GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
+  gst_buffer_unref (*buf);
+  *buf = copy;
+  if (!ok) {
+    GST_ELEMENT_ERROR (src, STREAM, FAILED, ("Device '%s': could not copy a "
+            "frame into the layout downstream reads.", src->obj->device),
+        (NULL));
+    return GST_FLOW_ERROR;
+  }
+  gst_vstream_object_count (src->obj, 0, 0, 1, 0);
+  return GST_FLOW_OK;
 }
 
 /* Configure and activate downstream's @theirs for frames of our format.
@@ -363,6 +429,18 @@ gst_vstream_src_decide_allocation (GstBaseSrc * bsrc, GstQuery * query)
   guint size = 0, min = 0, max = 0;
   gboolean activated = FALSE, lend = FALSE;
 
+  /* the driver's strides go out in a GstVideoMeta; a peer that cannot
+   * take one gets frames copied into the default layout */
+  src->need_plain = !gst_query_find_allocation_meta (query,
+      GST_VIDEO_META_API_TYPE, NULL) &&
+      gst_video_info_from_caps (&src->plain, obj->caps) &&
+      GST_VIDEO_INFO_FORMAT (&src->plain) != GST_VIDEO_FORMAT_ENCODED;
+  if (gst_query_get_n_allocation_pools (query) > 0)
+    gst_query_parse_nth_allocation_pool (query, 0, NULL, NULL, &min, NULL);
+  if (src->pool && !gst_buffer_pool_is_active (src->pool) &&
+      !start_pool (src, min))
+    return FALSE;
+  min = 0;
   if (src->pool && obj->mode == GST_VSTREAM_IO_USERPTR) {
     if (gst_query_get_n_allocation_pools (query) > 0)
       gst_query_parse_nth_allocation_pool (query, 0, &theirs, &size, &min,
@@ -441,7 +519,8 @@ gst_vstream_src_query (GstBaseSrc * bsrc, GstQuery * query)
   if (GST_QUERY_TYPE (query) == GST_QUERY_LATENCY && obj->caps &&
       obj->tpf.denominator) {
     GstClockTime frame = period (obj);
-    guint count = src->pool ? gst_vstream_object_buffer_count (obj) : 1;
+    guint count = src->pool ?
+        gst_vstream_buffer_pool_count (GST_VSTREAM_BUFFER_POOL (src->pool)) : 1;
 
     /* a buffer is late by up to one period; the driver holds at most
      * count of them */
@@ -624,8 +703,11 @@ gst_vstream_src_create (GstPushSrc * psrc, GstBuffer ** out)
     }
     if (ret == GST_FLOW_OK) {
       gst_vstream_object_count (src->obj, 1, 0, 0, 0);
-      ret = gst_vstream_buffer_pool_maybe_copy
-          (GST_VSTREAM_BUFFER_POOL (src->pool), &buf);
+      if (src->need_plain && !default_layout (src, buf))
+        ret = copy_to_default_layout (src, &buf);
+      else
+        ret = gst_vstream_buffer_pool_maybe_copy
+            (GST_VSTREAM_BUFFER_POOL (src->pool), &buf);
     }
   }
   if (ret != GST_FLOW_OK)

@@ -76,7 +76,15 @@ static struct
   gint ts_kind;                 /* capture timestamps: 0 CLOCK_MONOTONIC,
                                  * 1 COPY of a producer's clock that started
                                  * at 0, 2 MONOTONIC but 100 s ahead */
+  guint pad;                    /* bytes after each line (bytesperline) */
 } fake;
+
+/* the single-planar frame's size with the fake's line padding */
+static gsize
+fake_sizeimage (void)
+{
+  return (W * 2 + fake.pad) * H;
+}
 
 /* The controls: a class, two integers, a menu. */
 static const struct v4l2_queryctrl fake_ctrls[] = {
@@ -163,8 +171,8 @@ fake_set_format (struct v4l2_format *f)
   f->fmt.pix.height = H;
   f->fmt.pix.pixelformat = V4L2_PIX_FMT_YUYV;
   f->fmt.pix.field = V4L2_FIELD_NONE;
-  f->fmt.pix.bytesperline = W * 2;
-  f->fmt.pix.sizeimage = SIZEIMAGE;
+  f->fmt.pix.bytesperline = W * 2 + fake.pad;
+  f->fmt.pix.sizeimage = fake_sizeimage ();
 }
 
 static void
@@ -197,7 +205,7 @@ fake_dqbuf (struct v4l2_buffer *b)
   index = GPOINTER_TO_UINT (g_queue_pop_head (&fake.fifo));
   fake.queued[index] = FALSE;
   b->index = index;
-  b->bytesused = SIZEIMAGE;
+  b->bytesused = fake_sizeimage ();
   b->field = V4L2_FIELD_NONE;
   b->flags = 0;
   if (!fake.output) {
@@ -221,7 +229,7 @@ fake_dqbuf (struct v4l2_buffer *b)
     /* the frame, where the buffer's memory is mapped */
     if (frame)
       frame += fake.data_offset;
-    for (i = 0; frame && i < SIZEIMAGE; i++)
+    for (i = 0; frame && i < fake_sizeimage (); i++)
       frame[i] = pixel (seq, i);
     if (frame)
       memcpy (frame, &seq, 4);
@@ -719,6 +727,7 @@ fake_setup (void)
   fake.per_plane = FALSE;
   fake.slow_qbuf = FALSE;
   fake.ts_kind = 0;
+  fake.pad = 0;
   memset (fake.planes, 0, sizeof (fake.planes));
   fake.out_first = 0;
   fake.out_bytesused = 0;
@@ -875,6 +884,101 @@ GST_START_TEST (test_kept_memory_keeps_content)
   gst_harness_teardown (h);
   fail_unless_equals_int (checksum (kept), sum);
   gst_buffer_unref (kept);
+  assert_device_released ();
+}
+
+GST_END_TEST;
+
+/* A peer that takes no GstVideoMeta reads the default layout: frames with
+ * the driver's padded lines are copied into it; a peer that takes the
+ * meta gets the driver's buffer with its strides. */
+GST_START_TEST (test_peer_without_video_meta)
+{
+  gint with_meta;
+
+  for (with_meta = 0; with_meta < 2; with_meta++) {
+    GstHarness *h = gst_harness_new_parse ("vstreamsrc device=" FAKE_DEV);
+    GstElement *src = harness_element (h, "vstreamsrc");
+    GstBuffer *b;
+    GstMapInfo map;
+    GstVideoMeta *meta;
+    guint32 seq;
+    gsize x, y, bpl = W * 2 + 16;
+
+    fake_setup ();
+    fake.pad = 16;
+    if (with_meta)
+      gst_harness_add_propose_allocation_meta (h, GST_VIDEO_META_API_TYPE,
+          NULL);
+    gst_harness_set_blocking_push_mode (h);
+    gst_harness_play (h);
+    b = gst_harness_pull (h);
+    fail_unless (b != NULL);
+    meta = gst_buffer_get_video_meta (b);
+    if (with_meta) {
+      fail_unless (is_driver_memory (b));
+      fail_unless (meta != NULL);
+      fail_unless_equals_int (meta->stride[0], bpl);
+      fail_unless_equals_int (stat_of (src, "copies"), 0);
+    } else {
+      fail_if (meta && meta->stride[0] != W * 2);
+      fail_unless_equals_int (gst_buffer_get_size (b), SIZEIMAGE);
+      /* the next frame may be on its way */
+      fail_unless (stat_of (src, "copies") >= 1);
+      /* every line is the device's line, its padding left out */
+      fail_unless (gst_buffer_map (b, &map, GST_MAP_READ));
+      memcpy (&seq, map.data, 4);
+      for (y = 0; y < H; y++)
+        for (x = y ? 0 : 4; x < W * 2; x++)
+          fail_unless_equals_int (map.data[y * W * 2 + x],
+              pixel (seq, y * bpl + x));
+      gst_buffer_unmap (b, &map);
+    }
+    gst_buffer_unref (b);
+    gst_object_unref (src);
+    gst_harness_teardown (h);
+    assert_device_released ();
+  }
+}
+
+GST_END_TEST;
+
+/* Downstream asks for buffers it will hold (its pool's min): the source
+ * makes that many more, so holding them costs no copy. */
+static GstPadProbeReturn
+ask_min_buffers (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  GstQuery *q = GST_PAD_PROBE_INFO_QUERY (info);
+
+  if (GST_QUERY_TYPE (q) == GST_QUERY_ALLOCATION)
+    gst_query_add_allocation_pool (q, NULL, SIZEIMAGE,
+        GPOINTER_TO_UINT (user_data), 0);
+  return GST_PAD_PROBE_OK;
+}
+
+GST_START_TEST (test_downstream_min_buffers)
+{
+  GstHarness *h = gst_harness_new_parse ("vstreamsrc device=" FAKE_DEV);
+  GstElement *src = harness_element (h, "vstreamsrc");
+  GstBuffer *held[5];
+  guint i;
+
+  gst_pad_add_probe (h->sinkpad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
+      ask_min_buffers, GUINT_TO_POINTER (3), NULL);
+  gst_harness_set_blocking_push_mode (h);
+  gst_harness_play (h);
+  for (i = 0; i < G_N_ELEMENTS (held); i++) {
+    held[i] = gst_harness_pull (h);
+    fail_unless (held[i] != NULL);
+    assert_frame (held[i]);
+  }
+  /* the element's 4, and downstream's 3 */
+  fail_unless_equals_int (fake.count, 7);
+  fail_unless_equals_int (stat_of (src, "copies"), 0);
+  for (i = 0; i < G_N_ELEMENTS (held); i++)
+    gst_buffer_unref (held[i]);
+  gst_object_unref (src);
+  gst_harness_teardown (h);
   assert_device_released ();
 }
 
@@ -1773,6 +1877,8 @@ vstream_lifetime_suite (void)
   tcase_add_loop_test (tc, test_held_memory_copies_not_stalls, 0,
       G_N_ELEMENTS (held_io_modes));
   tcase_add_test (tc, test_samples_outlive_pipeline);
+  tcase_add_test (tc, test_peer_without_video_meta);
+  tcase_add_test (tc, test_downstream_min_buffers);
   tcase_add_test (tc, test_tee_videorate_samples);
   tcase_add_test (tc, test_sink_reuses_memory_when_let_go);
   tcase_add_loop_test (tc, test_sink_pipeline_shapes, 0,
