@@ -227,9 +227,22 @@ recipe_720() {
 	setsid $S/pipelines/ffmpeg-camera.sh $OUT $T/q720.mkv >$LOG/recipe720.log 2>&1 &
 	PROD=$!
 }
-browser_call chromium Chromium $CAP1 recipe_720
+# a variable-rate producer: the network camera recipe, uncompressed RTP on
+# loopback, whose depayloader says framerate=0/1 (as screen capture and
+# appsrc do)
+rtp_producer() {
+	WIDTH=640 HEIGHT=480 setsid $S/pipelines/rtp-camera.sh $OUT 5004 \
+		>$LOG/rtp-camera.log 2>&1 &
+	PROD=$!
+	RAW=$T/q.yuyv WIDTH=640 HEIGHT=480 RATE=10 setsid $S/pipelines/rtp-send.sh \
+		127.0.0.1 5004 >$LOG/rtp-send.log 2>&1 &
+	SENDER=$!
+}
+browser_call chromium Chromium $CAP1 rtp_producer
+stop $SENDER
 stop $PROD
-browser_call firefox Firefox $CAP0 ffmpeg_producer $T/q.yuyv yuyv422 640x480
+browser_call firefox Firefox $CAP0 recipe_720
+stop $PROD
 
 # PipeWire: its udev-driven V4L2 monitor makes each reader a Video/Source
 # named after the card; pipewiresrc reads the producer's bytes through it.
@@ -270,6 +283,7 @@ pw_check() {
 		video/x-raw,format=YUY2 ! filesink location=$T/pw.yuv &&
 	$PIC same $T/pw.yuv $T/q.yuyv
 }
+ffmpeg_producer $T/q.yuyv yuyv422 640x480
 pipewire_up
 run "PipeWire lists each reader and pipewiresrc reads the producer bit-exact" pw_check
 stop $WP
