@@ -579,9 +579,5 @@ run "memory per plane: vstreamsink mmap/userptr/copy/dmabuf-import, looped back 
 rmmod vivid
 fanout_and_unload
 runtime_pipes
-# Installed like a driver: modprobe from nothing loaded, named by udev.
-run "install: modprobe vstream loads its deps, udev names its nodes" \
-	sh $S/tests/vm/install.sh $B $S $K
-sed -n 's/^install: /# /p' $LOG/$n.log
 finish
 
