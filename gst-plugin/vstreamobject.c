@@ -55,13 +55,16 @@ gst_vstream_io_mode_get_type (void)
 
 void
 gst_vstream_object_install_properties (GObjectClass * gobject_class,
-    const gchar * default_device, const gchar * device_blurb,
-    const gchar * stats_blurb)
+    const gchar * device_blurb, const gchar * stats_blurb)
 {
   g_object_class_install_property (gobject_class, GST_VSTREAM_PROP_DEVICE,
-      g_param_spec_string ("device", "Device", device_blurb, default_device,
+      g_param_spec_string ("device", "Device", device_blurb, NULL,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, GST_VSTREAM_PROP_DEVICE_FD,
+      g_param_spec_int ("device-fd", "File descriptor",
+          "The open device's file descriptor (-1 when closed)", -1,
+          G_MAXINT, -1, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class,
       GST_VSTREAM_PROP_DEVICE_NAME, g_param_spec_string ("device-name",
           "Device name", "Card name the driver reports", NULL,
@@ -99,6 +102,7 @@ gst_vstream_object_set_property (GstVstreamObject * obj, guint prop_id,
     case GST_VSTREAM_PROP_DEVICE:
       g_free (obj->device);
       obj->device = g_value_dup_string (value);
+      obj->device_found = FALSE;
       return TRUE;
     case GST_VSTREAM_PROP_EXTRA_CONTROLS:
       g_mutex_lock (&obj->controls_lock);
@@ -131,6 +135,9 @@ gst_vstream_object_get_property (GstVstreamObject * obj, guint prop_id,
       return TRUE;
     case GST_VSTREAM_PROP_DEVICE_NAME:
       g_value_set_string (value, obj->device_name);
+      return TRUE;
+    case GST_VSTREAM_PROP_DEVICE_FD:
+      g_value_set_int (value, obj->fd);
       return TRUE;
     case GST_VSTREAM_PROP_EXTRA_CONTROLS:
       g_mutex_lock (&obj->controls_lock);
@@ -193,15 +200,13 @@ object_quark (void)
 }
 
 GstVstreamObject *
-gst_vstream_object_new (GstElement * element, enum v4l2_buf_type type,
-    const gchar * default_device)
+gst_vstream_object_new (GstElement * element, enum v4l2_buf_type type)
 {
   GstVstreamObject *obj = g_new0 (GstVstreamObject, 1);
 
   obj->refcount = 1;
   obj->element = element;
   obj->type = type;
-  obj->device = g_strdup (default_device);
   obj->fd = -1;
   obj->ioctl = hooks.ioctl ? hooks.ioctl : default_ioctl;
   obj->min_buffers = 4;
@@ -307,7 +312,14 @@ gst_vstream_object_open (GstVstreamObject * obj)
   guint32 want = is_output (obj) ? V4L2_CAP_VIDEO_OUTPUT :
       V4L2_CAP_VIDEO_CAPTURE;
 
-  if (!obj->device || stat (obj->device, &st) < 0) {
+  if (!obj->device || obj->device_found) {
+    /* looked for at each open: pipes come and go */
+    g_free (obj->device);
+    obj->device = gst_vstream_default_device (is_output (obj));
+    obj->device_found = TRUE;
+    GST_INFO_OBJECT (obj->element, "no device set: opening %s", obj->device);
+  }
+  if (stat (obj->device, &st) < 0) {
     GST_ELEMENT_ERROR (obj->element, RESOURCE, NOT_FOUND,
         ("Device '%s' does not exist.", GST_STR_NULL (obj->device)),
         ("stat: %s", g_strerror (errno)));
@@ -1227,6 +1239,40 @@ gst_vstream_sysfs_node_is_vstream (const gchar * node)
   g_free (target);
   g_free (link);
   return yes;
+}
+
+/* The node of an element whose device is not set: the lowest-numbered
+ * vstream output node for a sink, capture node for a source, else
+ * /dev/video0 as v4l2src.  Asks sysfs only. */
+gchar *
+gst_vstream_default_device (gboolean output)
+{
+  gchar *dirname = g_build_filename (sysfs_root (), "class", "video4linux",
+      NULL);
+  GDir *dir = g_dir_open (dirname, 0, NULL);
+  const gchar *entry;
+  guint64 best = G_MAXUINT64, n;
+
+  while (dir && (entry = g_dir_read_name (dir))) {
+    gchar *file = g_build_filename (dirname, entry, "name", NULL);
+    gchar *name = NULL;
+
+    if (g_str_has_prefix (entry, "video") &&
+        g_ascii_string_to_unsigned (entry + 5, 10, 0, G_MAXUINT32, &n, NULL)
+        && n < best && g_file_get_contents (file, &name, NULL, NULL) &&
+        (output ? g_str_has_suffix (g_strstrip (name), "-output") :
+            strstr (name, "-capture") != NULL) &&
+        gst_vstream_sysfs_node_is_vstream (entry))
+      best = n;
+    g_free (name);
+    g_free (file);
+  }
+  if (dir)
+    g_dir_close (dir);
+  g_free (dirname);
+  if (best == G_MAXUINT64)
+    return g_strdup ("/dev/video0");
+  return g_strdup_printf ("/dev/video%" G_GUINT64_FORMAT, best);
 }
 
 static gchar *

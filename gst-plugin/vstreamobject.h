@@ -60,7 +60,8 @@ struct _GstVstreamObject
   gint refcount;
   GstElement *element;          /* NULL once the element is finalized */
   enum v4l2_buf_type type;
-  gchar *device;
+  gchar *device;                /* as set, or found at open (device_found) */
+  gboolean device_found;
   gint fd;
   GstVstreamIoctlFunc ioctl;
   gboolean mplane;              /* the device has only the _MPLANE types:
@@ -109,12 +110,12 @@ enum
   GST_VSTREAM_PROP_IO_MODE,
   GST_VSTREAM_PROP_MIN_BUFFERS,
   GST_VSTREAM_PROP_STATS,
+  GST_VSTREAM_PROP_DEVICE_FD,
   GST_VSTREAM_PROP_EXTRA_CONTROLS,
 };
 
 void gst_vstream_object_install_properties (GObjectClass * gobject_class,
-    const gchar * default_device, const gchar * device_blurb,
-    const gchar * stats_blurb);
+    const gchar * device_blurb, const gchar * stats_blurb);
 gboolean gst_vstream_object_set_property (GstVstreamObject * obj,
     guint prop_id, const GValue * value);
 gboolean gst_vstream_object_get_property (GstVstreamObject * obj,
@@ -140,7 +141,7 @@ gboolean gst_vstream_object_get_property (GstVstreamObject * obj,
   } G_STMT_END
 
 GstVstreamObject *gst_vstream_object_new (GstElement * element,
-    enum v4l2_buf_type type, const gchar * default_device);
+    enum v4l2_buf_type type);
 GstVstreamObject *gst_vstream_object_ref (GstVstreamObject * obj);
 void gst_vstream_object_unref (GstVstreamObject * obj);
 void gst_vstream_object_disown (GstVstreamObject * obj);
@@ -167,6 +168,7 @@ gboolean gst_vstream_object_get_current (GstVstreamObject * obj,
 guint gst_vstream_object_buffer_count (GstVstreamObject * obj);
 gboolean gst_vstream_object_dmabuf_caps (GstVstreamObject * obj);
 gboolean gst_vstream_sysfs_node_is_vstream (const gchar * node);
+gchar *gst_vstream_default_device (gboolean output);
 gboolean gst_vstream_object_crop_bounds (GstVstreamObject * obj,
     struct v4l2_rect *r);
 gboolean gst_vstream_object_crop (GstVstreamObject * obj,

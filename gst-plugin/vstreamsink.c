@@ -23,8 +23,6 @@
 GST_DEBUG_CATEGORY_STATIC (gst_vstream_sink_debug);
 #define GST_CAT_DEFAULT gst_vstream_sink_debug
 
-#define DEFAULT_DEVICE "/dev/video0"
-
 struct _GstVstreamSink
 {
   GstVideoSink parent;
@@ -421,8 +419,9 @@ gst_vstream_sink_class_init (GstVstreamSinkClass * klass)
   gobject_class->finalize = gst_vstream_sink_finalize;
   gobject_class->constructed = gst_vstream_sink_constructed;
 
-  gst_vstream_object_install_properties (gobject_class, DEFAULT_DEVICE,
-      "V4L2 output node to feed",
+  gst_vstream_object_install_properties (gobject_class,
+      "V4L2 output node to feed (default: the first vstream output node, "
+      "else /dev/video0)",
       "GstBaseSink's rendered, dropped and average-rate, and frames, "
       "copies and zero-copy (driver or imported) frames queued");
 
@@ -450,7 +449,7 @@ static void
 gst_vstream_sink_init (GstVstreamSink * sink)
 {
   sink->obj = gst_vstream_object_new (GST_ELEMENT (sink),
-      V4L2_BUF_TYPE_VIDEO_OUTPUT, DEFAULT_DEVICE);
+      V4L2_BUF_TYPE_VIDEO_OUTPUT);
   sink->poll = gst_poll_new (TRUE);
 }
 

@@ -24,8 +24,6 @@
 GST_DEBUG_CATEGORY_STATIC (gst_vstream_src_debug);
 #define GST_CAT_DEFAULT gst_vstream_src_debug
 
-#define DEFAULT_DEVICE "/dev/video1"
-
 struct _GstVstreamSrc
 {
   GstPushSrc parent;
@@ -743,8 +741,9 @@ gst_vstream_src_class_init (GstVstreamSrcClass * klass)
   gobject_class->get_property = gst_vstream_src_get_property;
   gobject_class->finalize = gst_vstream_src_finalize;
 
-  gst_vstream_object_install_properties (gobject_class, DEFAULT_DEVICE,
-      "V4L2 capture node to read",
+  gst_vstream_object_install_properties (gobject_class,
+      "V4L2 capture node to read (default: the first vstream capture "
+      "node, else /dev/video0)",
       "frames, drops (sequence gaps), copies and zero-copy pushes");
   {
     static const gchar *edges[] = { "top", "left", "bottom", "right" };
@@ -796,7 +795,7 @@ static void
 gst_vstream_src_init (GstVstreamSrc * src)
 {
   src->obj = gst_vstream_object_new (GST_ELEMENT (src),
-      V4L2_BUF_TYPE_VIDEO_CAPTURE, DEFAULT_DEVICE);
+      V4L2_BUF_TYPE_VIDEO_CAPTURE);
   src->poll = gst_poll_new (TRUE);
   src->last_drv = GST_CLOCK_TIME_NONE;
   gst_base_src_set_format (GST_BASE_SRC (src), GST_FORMAT_TIME);

@@ -390,7 +390,8 @@ GST_START_TEST (test_elements_registered)
 
   fail_unless (src != NULL && sink != NULL);
   g_object_get (src, "device", &dev, "stats", &stats, NULL);
-  fail_unless_equals_string (dev, "/dev/video1");
+  /* unset: found when opening (gst_vstream_default_device) */
+  fail_unless (dev == NULL);
   fail_unless (gst_structure_get_uint64 (stats, "copies", &v));
   fail_unless_equals_uint64 (v, 0);
   fail_unless (gst_structure_has_field (stats, "zero-copy"));
@@ -479,6 +480,7 @@ GST_START_TEST (test_uri_handler)
     {"video5", "cam-capture-1", "vstream"}, {"video6", "solo-output", "vstream"},
     {"video7", "solo-capture", "vstream"},
     {"video8", "vivid-000-vid-cap", "vivid"}, {"video9", "fake-output", "vivid"},
+    {"video12", "late-output", "vstream"},
   };
   gchar *root = g_dir_make_tmp ("vstream-uri-XXXXXX", NULL);
   gchar *dev;
@@ -542,6 +544,21 @@ GST_START_TEST (test_uri_handler)
   /* named like a vstream node, another driver's */
   REFUSE (GST_URI_SINK, "vstream://fake", GST_URI_ERROR_BAD_REFERENCE);
 #undef REFUSE
+
+  /* no device set: the lowest-numbered vstream node of the direction */
+  dev = gst_vstream_default_device (TRUE);
+  fail_unless_equals_string (dev, "/dev/video3");
+  g_free (dev);
+  dev = gst_vstream_default_device (FALSE);
+  fail_unless_equals_string (dev, "/dev/video4");
+  g_free (dev);
+  /* and with no vstream node, v4l2src's default */
+  dev = g_build_filename (root, "nothing", NULL);
+  g_setenv ("VSTREAM_SYSFS", dev, TRUE);
+  g_free (dev);
+  dev = gst_vstream_default_device (TRUE);
+  fail_unless_equals_string (dev, "/dev/video0");
+  g_free (dev);
 
   g_unsetenv ("VSTREAM_SYSFS");
   rm_tree (root);

@@ -12,6 +12,7 @@
  * elements are this test's own copy, registered statically.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 
 #include "gst-check-helpers.h"
@@ -939,6 +940,26 @@ GST_START_TEST (test_peer_without_video_meta)
     gst_harness_teardown (h);
     assert_device_released ();
   }
+}
+
+GST_END_TEST;
+
+/* device-fd: the open node's descriptor while open, -1 closed */
+GST_START_TEST (test_device_fd)
+{
+  GstHarness *h = src_harness ();
+  GstElement *src = harness_element (h, "vstreamsrc");
+  gint fd = -1;
+
+  gst_buffer_unref (gst_harness_pull (h));
+  g_object_get (src, "device-fd", &fd, NULL);
+  fail_unless (fd >= 0 && fcntl (fd, F_GETFD) >= 0);
+  /* the harness stops the source (a blocked push unblocks) */
+  gst_harness_teardown (h);
+  g_object_get (src, "device-fd", &fd, NULL);
+  fail_unless_equals_int (fd, -1);
+  gst_object_unref (src);
+  assert_device_released ();
 }
 
 GST_END_TEST;
@@ -1878,6 +1899,7 @@ vstream_lifetime_suite (void)
       G_N_ELEMENTS (held_io_modes));
   tcase_add_test (tc, test_samples_outlive_pipeline);
   tcase_add_test (tc, test_peer_without_video_meta);
+  tcase_add_test (tc, test_device_fd);
   tcase_add_test (tc, test_downstream_min_buffers);
   tcase_add_test (tc, test_tee_videorate_samples);
   tcase_add_test (tc, test_sink_reuses_memory_when_let_go);
