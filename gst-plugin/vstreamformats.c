@@ -313,21 +313,60 @@ gst_vstream_info_from_v4l2 (GstVideoInfo * info,
   return TRUE;
 }
 
-/* Everything the elements can carry: the pad template caps. */
+/* Append @s to @caps, its format joined to the list of a structure of
+ * @caps that differs from it only in format. */
+static void
+append_merged (GstCaps * caps, GstStructure * s, GstCapsFeatures * feat)
+{
+  GstStructure *rest = gst_structure_copy (s);
+  guint i;
+
+  gst_structure_remove_field (rest, "format");
+  for (i = 0; gst_structure_has_field (s, "format") &&
+      i < gst_caps_get_size (caps); i++) {
+    GstStructure *t = gst_caps_get_structure (caps, i);
+    GstStructure *other = gst_structure_copy (t);
+    gboolean same;
+
+    gst_structure_remove_field (other, "format");
+    same = gst_structure_has_field (t, "format") &&
+        gst_structure_is_equal (rest, other) &&
+        gst_caps_features_is_equal (gst_caps_get_features (caps, i),
+        feat ? feat : GST_CAPS_FEATURES_MEMORY_SYSTEM_MEMORY);
+    gst_structure_free (other);
+    if (same) {
+      GValue list = G_VALUE_INIT;
+
+      gst_value_list_merge (&list, gst_structure_get_value (t, "format"),
+          gst_structure_get_value (s, "format"));
+      gst_structure_take_value (t, "format", &list);
+      gst_structure_free (rest);
+      gst_structure_free (s);
+      if (feat)
+        gst_caps_features_free (feat);
+      return;
+    }
+  }
+  gst_structure_free (rest);
+  gst_caps_append_structure_full (caps, s, feat);
+}
+
+/* Everything the elements can carry: the pad template caps, one
+ * structure per media type and field mode with the formats in a list. */
 GstCaps *
 gst_vstream_all_caps (void)
 {
   GstCaps *caps = gst_caps_new_empty ();
   guint i, j;
 
-  for (i = 0; i < G_N_ELEMENTS (formats); i++) {
-    if (formats[i].per_plane && gst_vstream_format_twin (&formats[i]))
-      continue;                 /* its twin's caps are there */
-    for (j = 0; j < G_N_ELEMENTS (fields); j++) {
-      GstStructure *s = gst_vstream_structure_new (formats[i].fourcc,
-          fields[j].field);
+  for (j = 0; j < G_N_ELEMENTS (fields); j++) {
+    for (i = 0; i < G_N_ELEMENTS (formats); i++) {
+      GstStructure *s;
       GstCapsFeatures *feat = NULL;
 
+      if (formats[i].per_plane && gst_vstream_format_twin (&formats[i]))
+        continue;               /* its twin's caps are there */
+      s = gst_vstream_structure_new (formats[i].fourcc, fields[j].field);
       if (!s)
         continue;
       gst_structure_set (s, "width", GST_TYPE_INT_RANGE, 1, G_MAXINT,
@@ -336,7 +375,7 @@ gst_vstream_all_caps (void)
       if (fields[j].mode == GST_VIDEO_INTERLACE_MODE_ALTERNATE)
         feat = gst_caps_features_new (GST_CAPS_FEATURE_FORMAT_INTERLACED,
             NULL);
-      gst_caps_append_structure_full (caps, s, feat);
+      append_merged (caps, s, feat);
     }
   }
 #if GST_CHECK_VERSION(1, 24, 0)

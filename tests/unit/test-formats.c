@@ -380,6 +380,40 @@ GST_START_TEST (test_info_from_v4l2_layout)
 
 GST_END_TEST;
 
+/* The pad template lists formats per field mode (what gst-inspect shows
+ * and every negotiation intersects), and still holds each format in each
+ * field mode. */
+GST_START_TEST (test_template_caps)
+{
+  GstCaps *all = gst_vstream_all_caps ();
+  guint i, j;
+
+  fail_unless (gst_caps_get_size (all) <= 2 * gst_vstream_n_fields () + 1,
+      "%u structures", gst_caps_get_size (all));
+  for (i = 0; i < gst_vstream_n_formats (); i++) {
+    for (j = 0; j < gst_vstream_n_fields (); j++) {
+      const GstVstreamField *f = gst_vstream_field_at (j);
+      GstStructure *s = gst_vstream_structure_new
+          (gst_vstream_format_at (i)->fourcc, f->field);
+      GstCaps *one;
+
+      if (!s)
+        continue;
+      gst_structure_set (s, "width", G_TYPE_INT, 64, "height", G_TYPE_INT,
+          48, "framerate", GST_TYPE_FRACTION, 30, 1, NULL);
+      one = gst_caps_new_full (s, NULL);
+      if (f->mode == GST_VIDEO_INTERLACE_MODE_ALTERNATE)
+        gst_caps_set_features (one, 0,
+            gst_caps_features_new (GST_CAPS_FEATURE_FORMAT_INTERLACED, NULL));
+      fail_unless (gst_caps_is_subset (one, all), "%" GST_PTR_FORMAT, one);
+      gst_caps_unref (one);
+    }
+  }
+  gst_caps_unref (all);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_elements_registered)
 {
   GstElement *src = gst_element_factory_make ("vstreamsrc", NULL);
@@ -582,6 +616,7 @@ vstream_unit_suite (void)
   tcase_add_test (tc, test_probe_zero_interval);
   tcase_add_test (tc, test_colorimetry_mapping);
   tcase_add_test (tc, test_info_from_v4l2_layout);
+  tcase_add_test (tc, test_template_caps);
   tcase_add_test (tc, test_elements_registered);
   tcase_add_test (tc, test_missing_device_errors);
   tcase_add_test (tc, test_uri_handler);
