@@ -13,6 +13,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
 #include "gst-check-helpers.h"
@@ -1223,10 +1225,11 @@ static const struct
 #define SHAPE_FRAMES 20
 #define SHAPE_SOURCE "videotestsrc num-buffers=20 pattern=ball ! " CAPS
 
-/* Checksums of the frames @desc's appsink "sink" gets, up to EOS. */
+/* Checksums of the frames @source makes, up to EOS. */
 static GArray *
-frame_sums (const gchar * desc)
+source_sums (const gchar * source)
 {
+  gchar *desc = g_strdup_printf ("%s ! appsink name=sink sync=false", source);
   GstElement *pipe = pipeline_playing (desc);
   GstElement *sink = gst_bin_get_by_name (GST_BIN (pipe), "sink");
   GArray *sums = g_array_new (FALSE, FALSE, sizeof (guint32));
@@ -1242,39 +1245,36 @@ frame_sums (const gchar * desc)
   fail_unless (gst_app_sink_is_eos (GST_APP_SINK (sink)));
   gst_object_unref (sink);
   stop_pipeline (pipe);
+  g_free (desc);
   return sums;
 }
 
-/* @source's every frame reaches the device through @between into the
- * sink in @io_mode, in order and bit-exact (a moving ball: a frame lost
- * or sent twice shows), and the pipeline ends.  GstBaseSink counts as
- * rendered the frames of the last stream: @last_stream of them. */
-static void
-assert_every_frame_sent (const gchar * source, const gchar * between,
-    const gchar * io_mode, guint last_stream)
+static gchar *
+shape_desc (const gchar * source, const gchar * between, const gchar * io_mode)
 {
-  gchar *want_desc = g_strdup_printf ("%s ! appsink name=sink sync=false",
-      source);
-  gchar *desc = g_strdup_printf ("%s ! %s ! vstreamsink name=vsink device="
+  return g_strdup_printf ("%s ! %s ! vstreamsink name=vsink device="
       FAKE_DEV " io-mode=%s sync=false%s", source, between, io_mode,
       g_str_has_prefix (between, "tee") ? " t. ! queue ! fakesink" : "");
-  GArray *want = frame_sums (want_desc);
-  GstElement *pipe, *sink;
-  GstStructure *stats;
-  guint64 rendered = 0;
-  GstBus *bus;
-  GstMessage *msg;
-  guint i;
+}
 
-  fail_unless_equals_int (want->len, SHAPE_FRAMES);
+/* @desc's frames and the device's: the output fake, holding each buffer a
+ * while (@interval), as a paced output does */
+static GstElement *
+shape_playing (const gchar * desc, gint64 interval)
+{
   fake.output = TRUE;
-  /* the driver holds each buffer a while, as a paced output does */
-  fake.interval = G_USEC_PER_SEC / 200;
+  fake.interval = interval;
   fake.slow_qbuf = TRUE;
-  pipe = pipeline_playing (desc);
-  bus = gst_element_get_bus (pipe);
-  msg = gst_bus_timed_pop_filtered (bus, 20 * GST_SECOND,
+  return pipeline_playing (desc);
+}
+
+static void
+wait_eos (GstElement * pipe, const gchar * desc)
+{
+  GstBus *bus = gst_element_get_bus (pipe);
+  GstMessage *msg = gst_bus_timed_pop_filtered (bus, 20 * GST_SECOND,
       GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+
   fail_unless (msg != NULL, "%s: no EOS in 20 s, %u frames queued", desc,
       fake.out_sums->len);
   if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
@@ -1285,6 +1285,59 @@ assert_every_frame_sent (const gchar * source, const gchar * between,
   }
   gst_message_unref (msg);
   gst_object_unref (bus);
+}
+
+static guint
+device_frames (void)
+{
+  guint n;
+
+  g_mutex_lock (&fake.lock);
+  n = fake.out_sums->len;
+  g_mutex_unlock (&fake.lock);
+  return n;
+}
+
+static void
+wait_device_frames (guint n)
+{
+  gint i;
+
+  for (i = 0; i < 10000 && device_frames () < n; i++)
+    g_usleep (1000);
+  fail_unless (device_frames () >= n, "%u frames at the device, not %u",
+      device_frames (), n);
+}
+
+/* The device got want[from .. from + n - 1] as its frames at..at + n - 1 */
+static void
+assert_device_got (GArray * want, guint from, guint at, guint n)
+{
+  guint i;
+
+  fail_unless (fake.out_sums->len >= at + n);
+  for (i = 0; i < n; i++)
+    fail_unless_equals_int (g_array_index (fake.out_sums, guint32, at + i),
+        g_array_index (want, guint32, from + i));
+}
+
+/* @source's every frame reaches the device through @between into the
+ * sink in @io_mode, in order and bit-exact (a moving ball: a frame lost
+ * or sent twice shows), and the pipeline ends.  GstBaseSink counts as
+ * rendered the frames of the last stream: @last_stream of them. */
+static void
+assert_every_frame_sent (const gchar * source, const gchar * between,
+    const gchar * io_mode, guint last_stream)
+{
+  gchar *desc = shape_desc (source, between, io_mode);
+  GArray *want = source_sums (source);
+  GstElement *pipe, *sink;
+  GstStructure *stats;
+  guint64 rendered = 0;
+
+  fail_unless_equals_int (want->len, SHAPE_FRAMES);
+  pipe = shape_playing (desc, G_USEC_PER_SEC / 200);
+  wait_eos (pipe, desc);
   /* the sink's stats keep GstBaseSink's counters beside its own */
   sink = gst_bin_get_by_name (GST_BIN (pipe), "vsink");
   g_object_get (sink, "stats", &stats, NULL);
@@ -1296,12 +1349,9 @@ assert_every_frame_sent (const gchar * source, const gchar * between,
   gst_object_unref (sink);
   stop_pipeline (pipe);
   fail_unless_equals_int (fake.out_sums->len, SHAPE_FRAMES);
-  for (i = 0; i < SHAPE_FRAMES; i++)
-    fail_unless_equals_int (g_array_index (fake.out_sums, guint32, i),
-        g_array_index (want, guint32, i));
+  assert_device_got (want, 0, 0, SHAPE_FRAMES);
   g_array_unref (want);
   g_free (desc);
-  g_free (want_desc);
   assert_device_released ();
 }
 
@@ -1334,6 +1384,196 @@ GST_START_TEST (test_sink_rate_change)
 {
   assert_every_frame_sent (RATE_PART (7, 30) RATE_PART (7, 15)
       RATE_PART (6, 60) "concat name=c", "queue", "mmap", 6);
+}
+
+GST_END_TEST;
+
+/* A file through a demuxer and a decoder (decodebin, its multiqueue in
+ * front): the ball as JPEG in Matroska, made for the test. */
+#define FILE_SOURCE "filesrc location=%s ! decodebin ! videoconvert ! " CAPS
+
+static gchar *
+make_file (void)
+{
+  gchar *path = NULL;
+  gint fd = g_file_open_tmp ("vstream-XXXXXX.mkv", &path, NULL);
+  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=%d pattern=ball "
+      "! " CAPS " ! jpegenc ! matroskamux ! filesink location=%s",
+      SHAPE_FRAMES, path);
+  GstElement *pipe;
+
+  fail_unless (fd >= 0);
+  close (fd);
+  pipe = pipeline_playing (desc);
+  wait_eos (pipe, desc);
+  stop_pipeline (pipe);
+  g_free (desc);
+  return path;
+}
+
+static const gchar *file_io_modes[] = { "mmap", "userptr" };
+
+GST_START_TEST (test_sink_decoded_file)
+{
+  gchar *file = make_file ();
+  gchar *source = g_strdup_printf (FILE_SOURCE, file);
+
+  assert_every_frame_sent (source, "queue", file_io_modes[__i__],
+      SHAPE_FRAMES);
+  g_unlink (file);
+  g_free (file);
+  g_free (source);
+}
+
+GST_END_TEST;
+
+/* A leaky queue drops what the sink cannot take in time: the device gets
+ * the frames that were not dropped, in order and bit-exact, the last one
+ * too, and the pipeline ends. */
+GST_START_TEST (test_sink_leaky_queue)
+{
+  gchar *desc = shape_desc (SHAPE_SOURCE,
+      "queue leaky=downstream max-size-buffers=1", "mmap");
+  GArray *want = source_sums (SHAPE_SOURCE);
+  GstElement *pipe = shape_playing (desc, G_USEC_PER_SEC / 100);
+  GstElement *sink;
+  guint i, j = 0, n;
+
+  wait_eos (pipe, desc);
+  sink = gst_bin_get_by_name (GST_BIN (pipe), "vsink");
+  n = device_frames ();
+  fail_unless_equals_uint64 (stat_of (sink, "frames"), n);
+  gst_object_unref (sink);
+  stop_pipeline (pipe);
+  GST_INFO ("leaky queue: %u of %d frames reached the device", n,
+      SHAPE_FRAMES);
+  fail_unless (n >= 1 && n <= SHAPE_FRAMES, "%u frames", n);
+  for (i = 0; i < n; i++) {
+    guint32 got = g_array_index (fake.out_sums, guint32, i);
+
+    while (j < want->len && g_array_index (want, guint32, j) != got)
+      j++;
+    fail_unless (j < want->len, "frame %u at the device is none of the "
+        "source's after the one before it", i);
+    j++;
+  }
+  fail_unless_equals_int (j, SHAPE_FRAMES);     /* the last frame came */
+  g_array_unref (want);
+  g_free (desc);
+  assert_device_released ();
+}
+
+GST_END_TEST;
+
+/* A flushing seek back to the start while frames are queued in front of
+ * the sink and upstream waits in its pool: the frames before the seek are
+ * the file's first ones, then the whole file again, bit-exact. */
+GST_START_TEST (test_sink_flushing_seek)
+{
+  gchar *file = make_file ();
+  gchar *source = g_strdup_printf (FILE_SOURCE, file);
+  gchar *desc = shape_desc (source, "queue", "mmap");
+  GArray *want = source_sums (source);
+  GstElement *pipe = shape_playing (desc, G_USEC_PER_SEC / 50);
+  guint head;
+
+  wait_device_frames (5);
+  fail_unless (gst_element_seek_simple (pipe, GST_FORMAT_TIME,
+          GST_SEEK_FLAG_FLUSH, 0));
+  wait_eos (pipe, desc);
+  stop_pipeline (pipe);
+  fail_unless (fake.out_sums->len >= 5 + SHAPE_FRAMES, "%u frames",
+      fake.out_sums->len);
+  head = fake.out_sums->len - SHAPE_FRAMES;
+  GST_INFO ("seek: %u frames before it", head);
+  assert_device_got (want, 0, 0, head);
+  assert_device_got (want, 0, head, SHAPE_FRAMES);
+  g_array_unref (want);
+  g_unlink (file);
+  g_free (file);
+  g_free (source);
+  g_free (desc);
+  assert_device_released ();
+}
+
+GST_END_TEST;
+
+/* PLAYING -> PAUSED -> PLAYING mid-stream: nothing reaches the device
+ * while paused (the prerolled frame is not shown twice), every frame
+ * once after. */
+GST_START_TEST (test_sink_pause_resume)
+{
+  gchar *desc = shape_desc (SHAPE_SOURCE, "queue", "mmap");
+  GArray *want = source_sums (SHAPE_SOURCE);
+  GstElement *pipe = shape_playing (desc, G_USEC_PER_SEC / 50);
+  guint paused_at;
+
+  wait_device_frames (5);
+  fail_if (gst_element_set_state (pipe, GST_STATE_PAUSED) ==
+      GST_STATE_CHANGE_FAILURE);
+  fail_unless_equals_int (gst_element_get_state (pipe, NULL, NULL,
+          10 * GST_SECOND), GST_STATE_CHANGE_SUCCESS);
+  paused_at = device_frames ();
+  fail_unless (paused_at < SHAPE_FRAMES, "ended before the pause");
+  g_usleep (G_USEC_PER_SEC / 10);
+  fail_unless_equals_int (device_frames (), paused_at);
+  fail_if (gst_element_set_state (pipe, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE);
+  wait_eos (pipe, desc);
+  stop_pipeline (pipe);
+  fail_unless_equals_int (fake.out_sums->len, SHAPE_FRAMES);
+  assert_device_got (want, 0, 0, SHAPE_FRAMES);
+  g_array_unref (want);
+  g_free (desc);
+  assert_device_released ();
+}
+
+GST_END_TEST;
+
+/* An application taps the sink's frames (a pad probe keeping two of its
+ * pool's buffers) and drops them only after the pipeline stopped: the
+ * stop does not wait for them, their bytes stay, and letting them go
+ * last frees the driver's memory. */
+static GstPadProbeReturn
+keep_two (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  GstBuffer **kept = user_data;
+
+  if (!kept[0] || !kept[1])
+    kept[kept[0] ? 1 : 0] = gst_buffer_ref (GST_PAD_PROBE_INFO_BUFFER (info));
+  return GST_PAD_PROBE_OK;
+}
+
+GST_START_TEST (test_sink_stop_while_held)
+{
+  gchar *desc = shape_desc (SHAPE_SOURCE, "queue", "mmap");
+  GArray *want = source_sums (SHAPE_SOURCE);
+  GstBuffer *kept[2] = { NULL, NULL };
+  GstElement *pipe, *sink;
+  GstPad *pad;
+  gint i;
+
+  fake.output = TRUE;
+  pipe = gst_parse_launch (desc, NULL);
+  sink = gst_bin_get_by_name (GST_BIN (pipe), "vsink");
+  pad = gst_element_get_static_pad (sink, "sink");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, keep_two, kept, NULL);
+  gst_object_unref (pad);
+  gst_object_unref (sink);
+  fail_if (gst_element_set_state (pipe, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE);
+  wait_eos (pipe, desc);
+  stop_pipeline (pipe);
+  fail_unless_equals_int (fake.out_sums->len, SHAPE_FRAMES);
+  for (i = 0; i < 2; i++) {
+    fail_unless (is_driver_memory (kept[i]), "frame %d: not the driver's", i);
+    fail_unless_equals_int (checksum (kept[i]),
+        g_array_index (want, guint32, i));
+    gst_buffer_unref (kept[i]);
+  }
+  g_array_unref (want);
+  g_free (desc);
+  assert_device_released ();
 }
 
 GST_END_TEST;
@@ -1907,6 +2147,12 @@ vstream_lifetime_suite (void)
       G_N_ELEMENTS (shapes));
   tcase_add_test (tc, test_sink_variable_rate);
   tcase_add_test (tc, test_sink_rate_change);
+  tcase_add_loop_test (tc, test_sink_decoded_file, 0,
+      G_N_ELEMENTS (file_io_modes));
+  tcase_add_test (tc, test_sink_leaky_queue);
+  tcase_add_test (tc, test_sink_flushing_seek);
+  tcase_add_test (tc, test_sink_pause_resume);
+  tcase_add_test (tc, test_sink_stop_while_held);
   tcase_add_test (tc, test_qos_running_time);
   tcase_add_test (tc, test_bad_frames_dropped);
   tcase_add_test (tc, test_untrusted_timestamps);
