@@ -440,4 +440,4 @@ module_exit(vstream_exit);
 MODULE_DESCRIPTION("Virtual V4L2 streaming pipes: output nodes feeding capture nodes");
 MODULE_AUTHOR("The vstream developers");
 MODULE_LICENSE("GPL");
-MODULE_VERSION("0.1.0");
+MODULE_VERSION(VSTREAM_VERSION);

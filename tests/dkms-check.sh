@@ -2,7 +2,9 @@
 # DKMS builds vstream as it would on a user's machine after a kernel
 # upgrade: dkms add and build of kmod/ against KDIR, in private trees (the
 # system's DKMS state is left alone), and its make line (dkms.conf) gives
-# the compiler no -Werror.  Usage: dkms-check.sh KDIR SRCDIR VERSION
+# the compiler no -Werror.  The version is written once for the module
+# (dkms.conf, which Kbuild reads) and once for meson: they and the
+# README's DKMS lines must agree.  Usage: dkms-check.sh KDIR SRCDIR VERSION
 # Needs dkms and root (dkms refuses otherwise): else SKIP (77), saying so.
 set -e
 kdir=$1 src=$2 ver=$3
@@ -12,6 +14,11 @@ kver=$(sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsreleas
 [ -n "$kver" ] || { echo "no UTS_RELEASE in $kdir"; exit 1; }
 grep -q "^PACKAGE_VERSION=\"$ver\"$" "$src/kmod/dkms.conf" ||
 	{ echo "kmod/dkms.conf's PACKAGE_VERSION is not the project's $ver"; exit 1; }
+# the README's DKMS lines name the same version
+grep -q "^sudo cp -r kmod /usr/src/vstream-$ver$" "$src/README.md" &&
+	grep -q "^sudo dkms add vstream/$ver && sudo dkms install vstream/$ver$" \
+		"$src/README.md" ||
+	{ echo "README's DKMS lines do not name version $ver"; exit 1; }
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 mkdir -p "$t/src/vstream-$ver" "$t/tree"
@@ -29,6 +36,8 @@ ko=$t/tree/vstream/$ver/$kver/$(uname -m)/module/vstream.ko
 [ -n "$ko" ] && [ -e "$ko" ] || { echo "dkms build left no vstream.ko"; exit 1; }
 [ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" = "$kver" ] ||
 	{ echo "$ko is not built for $kver"; exit 1; }
+[ "$(modinfo -F version "$ko")" = "$ver" ] ||
+	{ echo "$ko says version $(modinfo -F version "$ko"), not $ver"; exit 1; }
 dkms status -m vstream $trees
 
 # dkms.conf's own make line, run where its objects stay: no plain -Werror

@@ -9,7 +9,7 @@ set -e
 kdir=$1 src=$2
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
-cp "$src"/*.c "$src"/*.h "$src"/Kbuild "$t"/
+cp "$src"/*.c "$src"/*.h "$src"/Kbuild "$src"/dkms.conf "$t"/
 skip=""
 if ! command -v sparse >/dev/null; then
 	skip="no sparse installed"
