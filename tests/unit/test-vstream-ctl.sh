@@ -4,9 +4,11 @@
 # message naming the problem and touch nothing; add writes every
 # attribute it was given; list reads nodes and stats of vstream's nodes.
 # The real operations are tested in the guest (tests/vm/runtime.sh).
-# Usage: test-vstream-ctl.sh VSTREAM-CTL
+# Its man page names every command and option the usage names, and
+# renders without a warning.
+# Usage: test-vstream-ctl.sh VSTREAM-CTL MANPAGE
 set -u
-ctl=$1
+ctl=$1 manpage=$2
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 export VSTREAM_SYSFS=$T/sys
@@ -104,6 +106,19 @@ if grep -q "^tv-output.*no output node" "$T/out"; then echo "FAIL: tv-output los
 echo 0 >"$cfg/cam/enabled"
 mkdir "$cfg/spare" && echo 0 >"$cfg/spare/enabled"
 expect 0 "^spare (runtime): disabled" list
+
+# the man page: each command and long option of the usage, as a man
+# page writes it (\- for -), and clean under groff's warnings
+for w in $("$ctl" --help | grep -oE -- '--[a-z]+|^ *(usage: )?vstream-ctl [a-z]+' |
+	sed 's/.* //' | sort -u) --help; do
+	pat=$(printf '%s' "$w" | sed 's/-/\\\\-/g')
+	grep -q -- "$pat" "$manpage" ||
+		{ echo "FAIL: the man page does not document $w"; fails=$((fails + 1)); }
+done
+if command -v groff >/dev/null; then
+	warn=$(groff -man -ww -z "$manpage" 2>&1)
+	[ -z "$warn" ] || { echo "FAIL: groff: $warn"; fails=$((fails + 1)); }
+fi
 
 [ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "vstream-ctl: all argument and sysfs checks passed"
