@@ -24,6 +24,8 @@
 
 #include "vstreamdeviceprovider.h"
 #include "vstreamobject.h"
+#include "vstreamprobe.h"
+#include "vstreamsysfs.h"
 #include "vstreammplane.h"
 
 struct _GstVstreamDeviceProvider

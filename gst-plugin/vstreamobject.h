@@ -167,12 +167,6 @@ gboolean gst_vstream_object_get_current (GstVstreamObject * obj,
     struct v4l2_format *fmt, struct v4l2_fract *tpf);
 guint gst_vstream_object_buffer_count (GstVstreamObject * obj);
 gboolean gst_vstream_object_dmabuf_caps (GstVstreamObject * obj);
-gboolean gst_vstream_sysfs_node_is_vstream (const gchar * node);
-gchar *gst_vstream_default_device (gboolean output);
-gboolean gst_vstream_object_crop_bounds (GstVstreamObject * obj,
-    struct v4l2_rect *r);
-gboolean gst_vstream_object_crop (GstVstreamObject * obj,
-    const struct v4l2_rect *r);
 gboolean gst_vstream_object_layout_fits (GstVstreamObject * obj,
     GstCaps * caps, GstBuffer * buf);
 gboolean gst_vstream_object_copy_frame (GstVstreamObject * obj,
@@ -185,16 +179,13 @@ gboolean gst_vstream_object_source_changed (GstVstreamObject * obj);
 void gst_vstream_object_count (GstVstreamObject * obj, guint frames,
     guint drops, guint copies, guint zero_copy);
 
-/* vstream:///dev/videoN, vstream://PIPE[/READER] for both elements */
-void gst_vstream_uri_handler_init (gpointer g_iface, gpointer iface_data);
-
 #if GST_CHECK_VERSION(1, 24, 0)
 /* @caps and, after them, their DMA_DRM twins (takes @caps) */
 GstCaps *gst_vstream_caps_add_dma_drm (GstCaps * caps);
 #endif
 
-GstCaps *gst_vstream_probe_fd_caps (gint fd, enum v4l2_buf_type type,
-    GstVstreamIoctlFunc func);
+gint gst_vstream_device_call (GstVstreamIoctlFunc func, gboolean mplane,
+    gint fd, unsigned long request, void *arg);
 
 G_END_DECLS
 #endif

@@ -16,6 +16,7 @@
 
 #include "vstreamsink.h"
 #include "vstreamobject.h"
+#include "vstreamsysfs.h"
 #include "vstreamcontrols.h"
 #include "vstreambufferpool.h"
 #include "vstreamformats.h"

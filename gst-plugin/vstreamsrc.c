@@ -17,6 +17,7 @@
 
 #include "vstreamsrc.h"
 #include "vstreamobject.h"
+#include "vstreamsysfs.h"
 #include "vstreamcontrols.h"
 #include "vstreambufferpool.h"
 #include "vstreamformats.h"
@@ -67,6 +68,39 @@ G_DEFINE_TYPE_WITH_CODE (GstVstreamSrc, gst_vstream_src, GST_TYPE_PUSH_SRC,
         gst_vstream_color_balance_init));
 GST_ELEMENT_REGISTER_DEFINE (vstreamsrc, "vstreamsrc", GST_RANK_NONE,
     GST_TYPE_VSTREAM_SRC);
+
+/* The device's crop bounds; FALSE if it has none (cannot crop). */
+static gboolean
+crop_bounds (GstVstreamObject * obj, struct v4l2_rect *r)
+{
+  struct v4l2_selection sel = {.type = obj->type,
+    .target = V4L2_SEL_TGT_CROP_BOUNDS
+  };
+
+  if (gst_vstream_object_ioctl (obj, VIDIOC_G_SELECTION, &sel) < 0)
+    return FALSE;
+  *r = sel.r;
+  return TRUE;
+}
+
+/* Crop to @r, or back to the default with NULL (where the device can
+ * crop at all: a device that cannot is no failure then). */
+static gboolean
+crop (GstVstreamObject * obj, const struct v4l2_rect *r)
+{
+  struct v4l2_selection sel = {.type = obj->type,
+    .target = V4L2_SEL_TGT_CROP_DEFAULT
+  };
+
+  if (!r) {
+    if (gst_vstream_object_ioctl (obj, VIDIOC_G_SELECTION, &sel) < 0)
+      return TRUE;
+  } else {
+    sel.r = *r;
+  }
+  sel.target = V4L2_SEL_TGT_CROP;
+  return gst_vstream_object_ioctl (obj, VIDIOC_S_SELECTION, &sel) == 0 || !r;
+}
 
 static void
 gst_vstream_src_set_property (GObject * object, guint prop_id,
@@ -122,7 +156,7 @@ gst_vstream_src_setup_crop (GstVstreamSrc * src)
   gboolean want = top || left || bottom || right;
 
   src->apply_crop = FALSE;
-  if (!gst_vstream_object_crop_bounds (src->obj, b)) {
+  if (!crop_bounds (src->obj, b)) {
     if (want)
       GST_ELEMENT_WARNING (src, RESOURCE, SETTINGS,
           ("Device '%s' cannot crop: capturing the whole frame.",
@@ -287,7 +321,7 @@ gst_vstream_src_set_caps (GstBaseSrc * bsrc, GstCaps * caps)
     return TRUE;
   /* renegotiation: stop, free the buffers, set the new format */
   gst_vstream_src_release_pool (src);
-  if (!gst_vstream_object_crop (obj, src->apply_crop ? &src->crop_rect : NULL))
+  if (!crop (obj, src->apply_crop ? &src->crop_rect : NULL))
     GST_ELEMENT_WARNING (src, RESOURCE, SETTINGS,
         ("Device '%s' refused the crop %ux%u at %d,%d: capturing the whole "
             "frame.", obj->device, src->crop_rect.width,

@@ -12,6 +12,8 @@
 
 #include "vstreamformats.h"
 #include "vstreamobject.h"
+#include "vstreamprobe.h"
+#include "vstreamsysfs.h"
 
 GST_DEBUG_CATEGORY (gst_vstream_debug);
 
