@@ -3,8 +3,9 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Opens and checks the node, keeps its probed caps (vstreamprobe.c), sets
- * the negotiated format and lays out frames in the driver's layout.  Every failure becomes an element error that names
- * the device and the cause.
+ * the negotiated format and lays out frames in the driver's layout.
+ * Every failure becomes an element error that names the device and the
+ * cause.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
