@@ -2,11 +2,13 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Every GstBuffer of the pool stands for one V4L2 buffer index, and the
- * pool keeps a reference to each index's memory (mem[]): one GstMemory,
- * or one per memory plane for formats that have a memory per colour plane
- * (NV12M and kin; obj->layout), which then travel together.  A buffer is
- * either in the driver (queued[] holds the pool's reference), in the
- * pool's free queue, out in the pipeline, or parked.
+ * pool keeps a record of each index (Slot): its state, what the driver
+ * has of it, and a reference to its memory: one GstMemory, or one per
+ * memory plane for formats that have a memory per colour plane (NV12M and
+ * kin; obj->layout), which then travel together.  The states and what
+ * moves an index between them are in docs/architecture.md ("The pool's
+ * states"); every move is made by set_state(), under the pool's lock, and
+ * wakes whatever waits.
  *
  * A driver buffer goes back to the driver only when nobody but the pool
  * references its memory: a shallow copy, a sub-buffer (gst_buffer_copy_region
@@ -56,6 +58,35 @@
 GST_DEBUG_CATEGORY_STATIC (gst_vstream_pool_debug);
 #define GST_CAT_DEFAULT gst_vstream_pool_debug
 
+/* Where a driver buffer index is (docs/architecture.md, "The pool's
+ * states"). */
+typedef enum
+{
+  SLOT_IDLE,                    /* not the driver's: the pool's buffer is
+                                 * in the free queue or out (upstream
+                                 * renders into it, downstream reads it) */
+  SLOT_QUEUED,                  /* in the driver */
+  SLOT_PARKED,                  /* back, but its memory is still
+                                 * referenced elsewhere */
+} SlotState;
+
+#define FROM(state) (1u << (state))
+static const gchar *const slot_state_names[] = { "idle", "queued", "parked" };
+
+typedef struct
+{
+  SlotState state;
+  GstBuffer *buf;               /* QUEUED: what the driver has, the pool's
+                                 * own buffer or (an importing sink)
+                                 * upstream's; PARKED: the buffer, without
+                                 * its memory */
+  GstMemory *mem[VIDEO_MAX_PLANES];     /* the index's memory, a reference
+                                         * each (NULL once stopped) */
+  GstMapInfo map[VIDEO_MAX_PLANES];     /* QUEUED userptr: what the driver
+                                         * was given */
+  gboolean mapped;
+} Slot;
+
 struct _GstVstreamBufferPool
 {
   GstBufferPool parent;
@@ -81,22 +112,14 @@ struct _GstVstreamBufferPool
    * before lock, never while holding it; recursive, as qbuf() is called
    * under it and a buffer unreffed by streamoff() may come back. */
   GRecMutex io_lock;
-  GMutex lock;                  /* queued[], mapped[], n_queued, mem[],
-                                 * parked[], n_parked, returns, streaming,
-                                 * flushing, lender */
+  GMutex lock;                  /* slot[], n_queued, n_parked, returns,
+                                 * streaming, flushing, lender */
   GCond returned;               /* returns changed */
   GstBufferPool *lender;
-  GstBuffer *queued[VIDEO_MAX_FRAME];
-  GstMapInfo map[VIDEO_MAX_FRAME][VIDEO_MAX_PLANES];    /* userptr */
-  gboolean mapped[VIDEO_MAX_FRAME];
-  guint n_queued;
-  /* each index's memory planes, a reference each */
-  GstMemory *mem[VIDEO_MAX_FRAME][VIDEO_MAX_PLANES];
-  GstBuffer *parked[VIDEO_MAX_FRAME];   /* memory-less, until mem[] is idle */
-  guint n_parked;
-  guint returns;                /* counts buffers coming back or going
-                                 * to the driver, and STREAMON: what a
-                                 * wait can use */
+  Slot slot[VIDEO_MAX_FRAME];
+  guint n_queued, n_parked;     /* slots in those states */
+  guint returns;                /* counts state changes, STREAMON and
+                                 * flushing: what a wait can use */
   gboolean streaming;
   gboolean flushing;            /* unlock(): stop waiting */
 
@@ -170,6 +193,40 @@ is_streaming (GstVstreamBufferPool * pool)
   streaming = pool->streaming;
   g_mutex_unlock (&pool->lock);
   return streaming;
+}
+
+/* Wake wait_for_return(): something changed that may let it go on.
+ * Under the lock. */
+static void
+wake_waiters (GstVstreamBufferPool * pool)
+{
+  pool->returns++;
+  g_cond_broadcast (&pool->returned);
+}
+
+/*
+ * Move @index to @to from one of the states in @from (FROM() bits); the
+ * slot keeps @buf in QUEUED and PARKED.  Every move wakes the waits:
+ * each may be what one waits for.  Under the lock.
+ */
+static void
+set_state (GstVstreamBufferPool * pool, guint index, guint from, SlotState to,
+    GstBuffer * buf)
+{
+  Slot *slot = &pool->slot[index];
+
+  if (!(from & FROM (slot->state)))
+    g_critical ("%s: buffer %u is %s, cannot become %s",
+        GST_OBJECT_NAME (pool), index, slot_state_names[slot->state],
+        slot_state_names[to]);
+  pool->n_queued -= slot->state == SLOT_QUEUED;
+  pool->n_parked -= slot->state == SLOT_PARKED;
+  slot->state = to;
+  slot->buf = to == SLOT_IDLE ? NULL : buf;
+  pool->n_queued += to == SLOT_QUEUED;
+  pool->n_parked += to == SLOT_PARKED;
+  GST_LOG_OBJECT (pool, "buffer %u: %s", index, slot_state_names[to]);
+  wake_waiters (pool);
 }
 
 static GstFlowReturn
@@ -283,7 +340,7 @@ gst_vstream_buffer_pool_alloc_buffer (GstBufferPool * bpool,
      * page-rounded rest of the driver buffer */
     if (mem[p]->size > pool->layout.size[p])
       gst_memory_resize (mem[p], 0, pool->layout.size[p]);
-    pool->mem[index][p] = gst_memory_ref (mem[p]);
+    pool->slot[index].mem[p] = gst_memory_ref (mem[p]);
     gst_buffer_append_memory (buf, mem[p]);
   }
   g_mutex_unlock (&pool->lock);
@@ -313,7 +370,7 @@ holds_own_memory (GstVstreamBufferPool * pool, GstBuffer * buf)
     return FALSE;
   g_mutex_lock (&pool->lock);
   for (p = 0; p < pool->layout.n_mem; p++)
-    own = own && gst_buffer_peek_memory (buf, p) == pool->mem[index][p];
+    own = own && gst_buffer_peek_memory (buf, p) == pool->slot[index].mem[p];
   g_mutex_unlock (&pool->lock);
   return own;
 }
@@ -325,10 +382,10 @@ memory_idle (GstVstreamBufferPool * pool, guint index)
 {
   guint p;
 
-  if (!pool->mem[index][0])
+  if (!pool->slot[index].mem[0])
     return FALSE;
   for (p = 0; p < pool->layout.n_mem; p++)
-    if (GST_MINI_OBJECT_REFCOUNT_VALUE (pool->mem[index][p]) != 1)
+    if (GST_MINI_OBJECT_REFCOUNT_VALUE (pool->slot[index].mem[p]) != 1)
       return FALSE;
   return TRUE;
 }
@@ -345,7 +402,7 @@ back_to_work (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
 
   g_mutex_lock (&pool->lock);
   for (p = 0; p < pool->layout.n_mem; p++)
-    mem[p] = gst_memory_ref (pool->mem[index][p]);
+    mem[p] = gst_memory_ref (pool->slot[index].mem[p]);
   g_mutex_unlock (&pool->lock);
   for (p = 0; p < pool->layout.n_mem; p++) {
     gsize size = pool->layout.size[p];
@@ -376,12 +433,11 @@ reclaim_parked (GstVstreamBufferPool * pool)
 
   g_mutex_lock (&pool->lock);
   for (i = 0; pool->n_parked && i < VIDEO_MAX_FRAME; i++) {
-    if (!pool->parked[i] || !memory_idle (pool, i))
+    if (pool->slot[i].state != SLOT_PARKED || !memory_idle (pool, i))
       continue;
-    back[n] = pool->parked[i];
+    back[n] = pool->slot[i].buf;
     index[n++] = i;
-    pool->parked[i] = NULL;
-    pool->n_parked--;
+    set_state (pool, i, FROM (SLOT_PARKED), SLOT_IDLE, NULL);
   }
   g_mutex_unlock (&pool->lock);
   for (i = 0; i < n; i++)
@@ -429,16 +485,8 @@ wait_for_return (GstVstreamBufferPool * pool, guint returns)
   return !flushing;
 }
 
-/* Wake wait_for_return(): something changed that may let it go on.
- * Under the lock. */
-static void
-wake_waiters (GstVstreamBufferPool * pool)
-{
-  pool->returns++;
-  g_cond_broadcast (&pool->returned);
-}
-
-/* A buffer came back, or flushing started. */
+/* A buffer went back to the free queue (no slot moved), or flushing
+ * changed. */
 static void
 signal_return (GstVstreamBufferPool * pool)
 {
@@ -508,11 +556,13 @@ unmap_planes (GstVstreamBufferPool * pool, guint index)
 {
   guint p;
 
-  if (!pool->mapped[index])
+  Slot *slot = &pool->slot[index];
+
+  if (!slot->mapped)
     return;
   for (p = 0; p < pool->layout.n_mem; p++)
-    gst_memory_unmap (pool->map[index][p].memory, &pool->map[index][p]);
-  pool->mapped[index] = FALSE;
+    gst_memory_unmap (slot->map[p].memory, &slot->map[p]);
+  slot->mapped = FALSE;
 }
 
 /*
@@ -593,25 +643,24 @@ qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
    * before QBUF even returns here. */
   g_rec_mutex_lock (&pool->io_lock);
   g_mutex_lock (&pool->lock);
-  if (pool->queued[index]) {
+  if (pool->slot[index].state != SLOT_IDLE) {
     g_mutex_unlock (&pool->lock);
     g_rec_mutex_unlock (&pool->io_lock);
     for (p = 0; mapped && p < pool->layout.n_mem; p++)
       gst_memory_unmap (map[p].memory, &map[p]);
     gst_buffer_unref (buf);
     GST_VSTREAM_ELEMENT_ERROR (obj, RESOURCE, FAILED,
-        ("Buffer %u of device '%s' queued twice.", index, obj->device),
+        ("Buffer %u of device '%s' queued while %s.", index, obj->device,
+            slot_state_names[pool->slot[index].state]),
         (NULL));
     return GST_FLOW_ERROR;
   }
-  pool->queued[index] = buf;
-  for (p = 0; mapped && p < pool->layout.n_mem; p++)
-    pool->map[index][p] = map[p];
-  pool->mapped[index] = mapped;
-  pool->n_queued++;
   /* an output acquire waiting with none in the driver can DQBUF now (a
    * queue before the sink renders from another thread) */
-  wake_waiters (pool);
+  set_state (pool, index, FROM (SLOT_IDLE), SLOT_QUEUED, buf);
+  for (p = 0; mapped && p < pool->layout.n_mem; p++)
+    pool->slot[index].map[p] = map[p];
+  pool->slot[index].mapped = mapped;
   g_mutex_unlock (&pool->lock);
   if (gst_vstream_allocator_ioctl (pool->vallocator, VIDIOC_QBUF, &vb) < 0) {
     gint err = errno;
@@ -620,8 +669,7 @@ qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
      * io_lock: the record is still ours to undo */
     g_mutex_lock (&pool->lock);
     unmap_planes (pool, index);
-    pool->queued[index] = NULL;
-    pool->n_queued--;
+    set_state (pool, index, FROM (SLOT_QUEUED), SLOT_IDLE, NULL);
     g_mutex_unlock (&pool->lock);
     g_rec_mutex_unlock (&pool->io_lock);
     errno = err;
@@ -700,13 +748,12 @@ streamoff (GstVstreamBufferPool * pool)
         gst_vstream_allocator_device (pool->vallocator), g_strerror (errno));
   g_mutex_lock (&pool->lock);
   for (i = 0; i < VIDEO_MAX_FRAME; i++) {
-    if (!pool->queued[i])
+    if (pool->slot[i].state != SLOT_QUEUED)
       continue;
     unmap_planes (pool, i);
-    back[n++] = pool->queued[i];
-    pool->queued[i] = NULL;
+    back[n++] = pool->slot[i].buf;
+    set_state (pool, i, FROM (SLOT_QUEUED), SLOT_IDLE, NULL);
   }
-  pool->n_queued = 0;
   g_mutex_unlock (&pool->lock);
   g_rec_mutex_unlock (&pool->io_lock);
   for (i = 0; i < n; i++) {
@@ -808,11 +855,12 @@ dqbuf (GstVstreamBufferPool * pool, GstBuffer ** out, gboolean wait)
   }
 
   g_mutex_lock (&pool->lock);
-  buf = vb.index < VIDEO_MAX_FRAME ? pool->queued[vb.index] : NULL;
+  buf = vb.index < VIDEO_MAX_FRAME &&
+      pool->slot[vb.index].state == SLOT_QUEUED ? pool->slot[vb.index].buf :
+      NULL;
   if (buf) {
-    pool->queued[vb.index] = NULL;
-    pool->n_queued--;
     unmap_planes (pool, vb.index);
+    set_state (pool, vb.index, FROM (SLOT_QUEUED), SLOT_IDLE, NULL);
   }
   g_mutex_unlock (&pool->lock);
   if (!buf) {
@@ -905,14 +953,16 @@ gst_vstream_buffer_pool_stop (GstBufferPool * bpool)
   streamoff (pool);
   g_mutex_lock (&pool->lock);
   for (i = 0; i < VIDEO_MAX_FRAME; i++) {
-    parked[i] = pool->parked[i];
-    pool->parked[i] = NULL;
+    Slot *slot = &pool->slot[i];
+
+    parked[i] = slot->state == SLOT_PARKED ? slot->buf : NULL;
+    if (parked[i])
+      set_state (pool, i, FROM (SLOT_PARKED), SLOT_IDLE, NULL);
     for (p = 0; p < VIDEO_MAX_PLANES; p++) {
-      mem[i][p] = pool->mem[i][p];
-      pool->mem[i][p] = NULL;
+      mem[i][p] = slot->mem[p];
+      slot->mem[p] = NULL;
     }
   }
-  pool->n_parked = 0;
   g_mutex_unlock (&pool->lock);
   /* the base class frees a buffer without memory (and counts it) */
   for (i = 0; i < VIDEO_MAX_FRAME; i++)
@@ -1098,7 +1148,7 @@ gst_vstream_buffer_pool_release_buffer (GstBufferPool * bpool,
   gboolean idle;
 
   g_mutex_lock (&pool->lock);
-  idle = index >= 0 && pool->mem[index][0];
+  idle = index >= 0 && pool->slot[index].mem[0];
   g_mutex_unlock (&pool->lock);
   if (!idle) {
     pclass->release_buffer (bpool, buf);
@@ -1110,8 +1160,7 @@ gst_vstream_buffer_pool_release_buffer (GstBufferPool * bpool,
   if (!idle) {
     GST_LOG_OBJECT (pool, "buffer %d: memory still referenced, parked",
         index);
-    pool->parked[index] = buf;
-    pool->n_parked++;
+    set_state (pool, index, FROM (SLOT_IDLE), SLOT_PARKED, buf);
   }
   g_mutex_unlock (&pool->lock);
   if (idle)
@@ -1205,7 +1254,7 @@ free_index (GstVstreamBufferPool * pool)
 
   g_mutex_lock (&pool->lock);
   for (i = 0; i < pool->count && found < 0; i++)
-    if (!pool->queued[i])
+    if (pool->slot[i].state == SLOT_IDLE)
       found = i;
   g_mutex_unlock (&pool->lock);
   return found;
@@ -1294,7 +1343,7 @@ gst_vstream_buffer_pool_render (GstVstreamBufferPool * pool, GstBuffer * buf)
     /* The same buffer rendered twice (preroll, then play) is already in
      * the driver: queueing it again would be EINVAL. */
     g_mutex_lock (&pool->lock);
-    again = pool->queued[buffer_index (buf)] != NULL;
+    again = pool->slot[buffer_index (buf)].state == SLOT_QUEUED;
     g_mutex_unlock (&pool->lock);
     if (again)
       return GST_FLOW_OK;
