@@ -36,6 +36,7 @@ static void usage(FILE *f)
 		"                     [--label TEXT] [--mplane]\n"
 		"       %s del NAME\n"
 		"       %s list\n"
+		"       %s load FILE\n"
 		"\n"
 		"add   makes a pipe: an output node NAME-output that a producer feeds and\n"
 		"      N capture nodes (NAME-capture, or NAME-capture-0.. with N > 1);\n"
@@ -43,8 +44,10 @@ static void usage(FILE *f)
 		"      nodes offer, --label is the card name applications show,\n"
 		"      --mplane makes the nodes multi-planar (V4L2_BUF_TYPE_*_MPLANE).\n"
 		"del   removes a pipe; nodes still open stop working (ENODEV) at once.\n"
-		"list  shows every pipe, its nodes and their counters.\n",
-		prog, prog, prog);
+		"list  shows every pipe, its nodes and their counters.\n"
+		"load  makes the pipes FILE lists, one per line as add's words (\"quotes\"\n"
+		"      keep spaces, # comments); pipes that exist are left as they are.\n",
+		prog, prog, prog, prog);
 }
 
 static int fail(const char *fmt, ...)
@@ -213,7 +216,18 @@ static int parse_size(const char *s, unsigned int *w, unsigned int *h)
 	return parse_uint(ws, w) || parse_uint(hs, h) ? -1 : 0;
 }
 
-static int cmd_add(int argc, char **argv)
+/* What "add" was asked for. */
+struct add_args {
+	const char *name, *format, *label;
+	unsigned int readers, w, h;
+	int mplane;
+};
+
+/*
+ * Parse "add"'s arguments (@argv[0] is "add") into @a: 0, -1 for --help
+ * (usage printed), or 2 (a usage error, said).  Nothing is touched.
+ */
+static int parse_add(int argc, char **argv, struct add_args *a)
 {
 	static const struct option opts[] = {
 		{ "readers", required_argument, NULL, 'r' },
@@ -224,45 +238,44 @@ static int cmd_add(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *format = NULL, *label = NULL, *name;
-	unsigned int readers = 0, w = 0, h = 0;
-	int mplane = 0;
-	char p[PATH_MAX], num[16], devs[1024];
-	int c, err, ret;
+	int c;
 
+	memset(a, 0, sizeof(*a));
+	optind = 0;	/* getopt starts afresh: load parses many */
 	while ((c = getopt_long(argc, argv, "r:m:f:l:Mh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
-			if (parse_uint(optarg, &readers) || !readers || readers > MAX_READERS) {
+			if (parse_uint(optarg, &a->readers) || !a->readers ||
+			    a->readers > MAX_READERS) {
 				fprintf(stderr, "%s: --readers: a number from 1 to %d, not \"%s\"\n",
 					prog, MAX_READERS, optarg);
 				return 2;
 			}
 			break;
 		case 'm':
-			if (parse_size(optarg, &w, &h) || w < 16 || h < 16 ||
-			    w > 16384 || h > 16384) {
+			if (parse_size(optarg, &a->w, &a->h) || a->w < 16 || a->h < 16 ||
+			    a->w > 16384 || a->h > 16384) {
 				fprintf(stderr, "%s: --max: WIDTHxHEIGHT from 16x16 to 16384x16384, not \"%s\"\n",
 					prog, optarg);
 				return 2;
 			}
 			break;
 		case 'f':
-			format = optarg;
+			a->format = optarg;
 			break;
 		case 'l':
 			if (strlen(optarg) > 31) {
 				fprintf(stderr, "%s: --label: at most 31 characters\n", prog);
 				return 2;
 			}
-			label = optarg;
+			a->label = optarg;
 			break;
 		case 'M':
-			mplane = 1;
+			a->mplane = 1;
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			return -1;
 		default:
 			usage(stderr);
 			return 2;
@@ -272,7 +285,18 @@ static int cmd_add(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	name = argv[optind];
+	a->name = argv[optind];
+	return check_name(a->name);
+}
+
+/* Make the pipe @a describes: 0, or 1 with nothing of it left. */
+static int make_pipe(const struct add_args *a)
+{
+	const char *name = a->name, *format = a->format, *label = a->label;
+	unsigned int readers = a->readers, w = a->w, h = a->h;
+	char p[PATH_MAX], num[16], devs[1024];
+	int err, ret;
+
 	ret = pipe_dir(name, p, sizeof(p));
 	if (ret)
 		return ret;
@@ -304,7 +328,7 @@ static int cmd_add(int argc, char **argv)
 			fail("--label \"%s\": %s", label, err == -EINVAL ?
 			     "printable ASCII only" : why(-err));
 	}
-	if (!err && mplane) {
+	if (!err && a->mplane) {
 		err = write_attr(name, "mplane", "1");
 		if (err)
 			fail("--mplane: %s", err == -ENOENT ?
@@ -333,6 +357,128 @@ static int cmd_add(int argc, char **argv)
 	if (!read_file(p, devs, sizeof(devs)))
 		printf("%s\n", devs);
 	return 0;
+}
+
+static int cmd_add(int argc, char **argv)
+{
+	struct add_args a;
+	int ret = parse_add(argc, argv, &a);
+
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	return make_pipe(&a);
+}
+
+#define LOAD_MAX_PIPES 64	/* VSTREAM_MAX_PIPES in kmod/vstream.h */
+#define LOAD_MAX_ARGS 16
+
+/*
+ * Split @line in place into words: blanks separate them, "double quotes"
+ * keep blanks in one, # outside quotes starts a comment.  The count, or
+ * -1 for an unclosed quote or too many words.
+ */
+static int split_words(char *line, char **words, int max)
+{
+	char *r = line, *w, sep;
+	int n = 0;
+
+	for (;;) {
+		while (*r == ' ' || *r == '\t' || *r == '\r')
+			r++;
+		if (!*r || *r == '#')
+			return n;
+		if (n == max)
+			return -1;
+		words[n++] = w = r;
+		while (*r && *r != ' ' && *r != '\t' && *r != '\r') {
+			if (*r != '"') {
+				*w++ = *r++;
+				continue;
+			}
+			for (r++; *r && *r != '"'; )
+				*w++ = *r++;
+			if (!*r)
+				return -1;
+			r++;
+		}
+		sep = *r;
+		*w = 0;
+		if (sep)
+			r++;
+	}
+}
+
+/*
+ * load FILE: make the pipes FILE lists, a line each in "add"'s words
+ * (NAME [--readers N] ...).  The whole file is checked first: a line that
+ * does not parse is a usage error and nothing is made.  A pipe that exists
+ * is left as it is, so loading again (a restarted unit) changes nothing.
+ */
+static int cmd_load(int argc, char **argv)
+{
+	static char text[64 * 1024];
+	static char *words[LOAD_MAX_PIPES][LOAD_MAX_ARGS + 2];
+	struct add_args args[LOAD_MAX_PIPES];
+	int lineno[LOAD_MAX_PIPES], n = 0, i, line = 0, ret, failed = 0;
+	char p[PATH_MAX], *cur, *next;
+	struct stat st;
+	size_t len;
+	FILE *f;
+
+	if (argc != 2) {
+		usage(stderr);
+		return 2;
+	}
+	f = fopen(argv[1], "r");
+	if (!f)
+		return fail("%s: %s", argv[1], why(errno));
+	len = fread(text, 1, sizeof(text) - 1, f);
+	ret = ferror(f) || !feof(f);
+	fclose(f);
+	if (ret)
+		return fail("%s: unreadable or over %zu bytes", argv[1], sizeof(text) - 1);
+	text[len] = 0;
+	for (cur = text; cur; cur = next) {
+		int nw;
+
+		next = strchr(cur, '\n');
+		if (next)
+			*next++ = 0;
+		line++;
+		words[n][0] = "add";
+		nw = split_words(cur, words[n] + 1, LOAD_MAX_ARGS);
+		if (nw == 0)
+			continue;
+		if (nw < 0 || n == LOAD_MAX_PIPES) {
+			fprintf(stderr, "%s: %s:%d: %s\n", prog, argv[1], line, nw < 0 ?
+				"an unclosed quote or over 16 words" : "over 64 pipes");
+			return 2;
+		}
+		words[n][nw + 1] = NULL;
+		ret = parse_add(nw + 1, words[n], &args[n]);
+		if (ret) {
+			fprintf(stderr, "%s: %s:%d: not a pipe (NAME [--readers N] [--max WxH] "
+				"[--format FOURCC:WxH[@FPS]] [--label TEXT] [--mplane])\n",
+				prog, argv[1], line);
+			return 2;
+		}
+		lineno[n++] = line;
+	}
+	for (i = 0; i < n; i++) {
+		ret = pipe_dir(args[i].name, p, sizeof(p));
+		if (ret)
+			return ret;	/* the module or configfs is missing */
+		if (!stat(p, &st)) {
+			printf("%s: exists, left as it is\n", args[i].name);
+			continue;
+		}
+		if (make_pipe(&args[i])) {
+			fprintf(stderr, "%s: %s:%d: pipe \"%s\" not made\n", prog, argv[1],
+				lineno[i], args[i].name);
+			failed++;
+		}
+	}
+	return failed ? 1 : 0;
 }
 
 static int cmd_del(int argc, char **argv)
@@ -560,6 +706,8 @@ int main(int argc, char **argv)
 		return cmd_del(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "list"))
 		return cmd_list(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "load"))
+		return cmd_load(argc - 1, argv + 1);
 	fprintf(stderr, "%s: unknown command \"%s\"\n", prog, argv[1]);
 	usage(stderr);
 	return 2;

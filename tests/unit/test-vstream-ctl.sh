@@ -5,10 +5,11 @@
 # attribute it was given; list reads nodes and stats of vstream's nodes.
 # The real operations are tested in the guest (tests/vm/runtime.sh).
 # Its man page names every command and option the usage names, and
-# renders without a warning.
-# Usage: test-vstream-ctl.sh VSTREAM-CTL MANPAGE
+# renders without a warning; vstream-pipes.service (calling VSTREAM-CTL)
+# passes systemd-analyze verify without a word.
+# Usage: test-vstream-ctl.sh VSTREAM-CTL MANPAGE UNIT
 set -u
-ctl=$1 manpage=$2
+ctl=$1 manpage=$2 unit=$3
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 export VSTREAM_SYSFS=$T/sys
@@ -70,6 +71,35 @@ for kv in readers=2 max_width=1280 max_height=720 format=YUYV:640x480@25 \
 		{ echo "FAIL: $k is '$(cat "$cfg/cam/$k" 2>/dev/null)', want '$v'"; fails=$((fails + 1)); }
 done
 expect 1 "pipe \"cam\" exists" add cam
+
+# load: the whole file is checked before anything is made
+cat >"$T/bad.conf" <<'EOF'
+# pipes at boot
+desk --label "Desk cam"
+tv --readers 9
+EOF
+expect 2 "bad.conf:3: not a pipe" load "$T/bad.conf"
+printf 'desk --label "Desk cam\n' >"$T/bad.conf"
+expect 2 "bad.conf:1: an unclosed quote" load "$T/bad.conf"
+[ ! -e "$cfg/desk" ] || { echo "FAIL: a bad file made a pipe"; fails=$((fails + 1)); }
+expect 1 "No such file" load "$T/none.conf"
+cat >"$T/pipes.conf" <<'EOF'
+# pipes at boot: add's words, a line each
+
+desk --label "Desk cam"   # a comment after a pipe
+cam --readers 4
+	tv --readers 3 --max 1920x1080 --format NV12:1280x720@50 --mplane
+EOF
+expect 0 "cam: exists, left as it is" load "$T/pipes.conf"
+for kv in "desk/label=Desk cam" desk/enabled=1 tv/readers=3 tv/max_width=1920 \
+	tv/max_height=1080 tv/format=NV12:1280x720@50 tv/mplane=1 tv/enabled=1 cam/readers=2; do
+	k=${kv%%=*} v=${kv#*=}
+	[ "$(cat "$cfg/$k" 2>/dev/null)" = "$v" ] ||
+		{ echo "FAIL: load: $k is '$(cat "$cfg/$k" 2>/dev/null)', want '$v'"; fails=$((fails + 1)); }
+done
+# loaded again (a restarted unit): nothing changes
+expect 0 "desk: exists, left as it is" load "$T/pipes.conf"
+rm -r "$cfg/desk" "$cfg/tv"
 expect 1 "no pipe \"nope\"" del nope
 expect 1 "goes with the module" del vstream-0
 
@@ -109,15 +139,33 @@ expect 0 "^spare (runtime): disabled" list
 
 # the man page: each command and long option of the usage, as a man
 # page writes it (\- for -), and clean under groff's warnings
-for w in $("$ctl" --help | grep -oE -- '--[a-z]+|^ *(usage: )?vstream-ctl [a-z]+' |
-	sed 's/.* //' | sort -u) --help; do
+for w in $("$ctl" --help | grep -oE -- '--[a-z]+' | sort -u) --help; do
 	pat=$(printf '%s' "$w" | sed 's/-/\\\\-/g')
 	grep -q -- "$pat" "$manpage" ||
 		{ echo "FAIL: the man page does not document $w"; fails=$((fails + 1)); }
 done
+for c in $("$ctl" --help | sed -n 's/^ *\(usage: \)\{0,1\}vstream-ctl \([a-z]*\).*/\2/p'); do
+	grep -q "^\.B vstream-ctl $c\$" "$manpage" && grep -q "^\.BI\{0,1\} \"\{0,1\}$c\b" "$manpage" ||
+		{ echo "FAIL: the man page's synopsis or commands lack $c"; fails=$((fails + 1)); }
+done
 if command -v groff >/dev/null; then
 	warn=$(groff -man -ww -z "$manpage" 2>&1)
 	[ -z "$warn" ] || { echo "FAIL: groff: $warn"; fails=$((fails + 1)); }
+fi
+if command -v systemd-analyze >/dev/null; then
+	warn=$(systemd-analyze verify --man=no "$unit" 2>&1)
+	[ -z "$warn" ] || { echo "FAIL: systemd-analyze: $warn"; fails=$((fails + 1)); }
+	grep -q "^ExecStart=.*vstream-ctl load /etc/vstream/pipes.conf$" "$unit" ||
+		{ echo "FAIL: $unit does not load /etc/vstream/pipes.conf"; fails=$((fails + 1)); }
+fi
+# the README's "systemctl enable", on a root of its own: the unit is
+# wanted by multi-user.target
+if command -v systemctl >/dev/null; then
+	mkdir -p "$T/root/lib/systemd/system"
+	cp "$unit" "$T/root/lib/systemd/system/vstream-pipes.service"
+	systemctl --root="$T/root" enable vstream-pipes.service >/dev/null 2>&1
+	[ -L "$T/root/etc/systemd/system/multi-user.target.wants/vstream-pipes.service" ] ||
+		{ echo "FAIL: systemctl enable vstream-pipes.service made no link"; fails=$((fails + 1)); }
 fi
 
 [ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }

@@ -54,7 +54,12 @@ load)
 add3)
 	# three pipes, each with its own readers, limits, format and label
 	$CTL add cam
-	$CTL add meet --readers 2 --max 1280x720 --label "Meeting cam"
+	# meet as vstream-pipes.service makes it at boot, from a file; loaded
+	# again, the file changes nothing
+	printf '# pipes at boot\nmeet --readers 2 --max 1280x720 --label "Meeting cam"\n' \
+		>/tmp/pipes.conf
+	$CTL load /tmp/pipes.conf
+	$CTL load /tmp/pipes.conf | grep -q "^meet: exists, left as it is$"
 	$CTL add fix --format YUYV:320x240@25
 	$CTL list
 	node meet-capture-1 >/dev/null

@@ -55,7 +55,7 @@ unless_core() { [ "$MODE" = core ] || "$@"; }
 # vstream-ctl (tests/vm/runtime.sh); vstream must be unloaded before
 runtime_pipes() {
 	rt "insmod vstream.ko pipes=0, configfs empty" load
-	rt "vstream-ctl add: 3 pipes, own readers, limit, label, fixed format" add3
+	rt "vstream-ctl add and load: 3 pipes, own readers, limit, label, fixed format" add3
 	unless_core rt "stream through each, bit-exact, 0 copies" stream3
 	rt "delete one while another streams: it goes on" del-other
 	rt "delete an open, streaming pipe: ENODEV, clients end" del-open
