@@ -11,6 +11,9 @@ apt-get install -y --no-install-recommends \
 	gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good \
 	gstreamer1.0-plugins-base-apps \
 	ca-certificates
+# The module built for other architectures (tests/kmod-cross.sh)
+apt-get install -y --no-install-recommends \
+	gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu file
 # The applications the real-clients vm group points at a virtual camera
 # (tests/vm/clients.sh): run in the guest from this root.
 apt-get install -y --no-install-recommends \
