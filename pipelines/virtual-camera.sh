@@ -1,9 +1,10 @@
 #!/bin/sh
 # A test pattern (or a file) as a virtual camera: feeds a vstream output node.
-#   pipelines/virtual-camera.sh /dev/video0 [file]   (NUM=n stops after n frames,
+#   pipelines/virtual-camera.sh [OUT [file]]   (NUM=n stops after n frames,
 #   PATTERN=videotestsrc pattern, FG=0xAARRGGBB a flat colour)
+# Without OUT (or with ""), vstreamsink opens the first vstream output node.
 # Readers then open the capture node(s) like any webcam.
-OUT=${1:-/dev/video0}
+OUT=${1:-}
 NUM=${NUM:--1}
 if [ -n "$2" ]; then
 	SRC="filesrc location=$2 ! decodebin ! videoconvert ! videoscale"
@@ -13,4 +14,4 @@ else
 fi
 exec gst-launch-1.0 -q $SRC ! \
 	video/x-raw,format=${FORMAT:-YUY2},width=${WIDTH:-1280},height=${HEIGHT:-720},framerate=30/1 ! \
-	vstreamsink device="$OUT" io-mode=${IO_MODE:-mmap}
+	vstreamsink ${OUT:+device="$OUT"} io-mode=${IO_MODE:-mmap}

@@ -288,20 +288,18 @@ run "leaks: userptr relay (src borrows the sink's pool) runs to EOS" gst_leaks -
 	vstreamsrc device=$CAP00 io-mode=userptr num-buffers=10 ! \
 	vstreamsink device=$OUT1 io-mode=userptr sync=false
 # No device set: each element opens the lowest-numbered vstream node of
-# its direction (pipe 0's), whatever else (vivid) is loaded; an orange
-# producer into one, read back from the other
+# its direction (pipe 0's), whatever else (vivid) is loaded; the recipes
+# run without one, an orange producer into one, read back from the other
 default_device() {
-	gst-launch-1.0 -q videotestsrc pattern=solid-color foreground-color=0xffff8000 ! \
-		video/x-raw,format=YUY2,width=320,height=240,framerate=30/1 ! \
-		vstreamsink >/tmp/dprod.log 2>&1 &
+	FG=0xffff8000 WIDTH=320 HEIGHT=240 $S/pipelines/virtual-camera.sh >/tmp/dprod.log 2>&1 &
 	p=$!
 	wait_frames $OUT0 $(($(frames $OUT0) + 5)) 120
-	gst-launch-1.0 -q vstreamsrc ! identity eos-after=5 ! filesink location=/tmp/def.yuyv
+	NUM=5 SAVE=/tmp/def.yuyv $S/pipelines/read-camera.sh
 	kill $p
 	wait $p
 	python3 $S/tests/vm/picture.py flat /tmp/def.yuyv 320 240
 }
-run "no device set: vstreamsink and vstreamsrc find pipe 0, orange arrives" default_device
+run "no device set: virtual-camera.sh and read-camera.sh find pipe 0, orange arrives" default_device
 # has FILE PATTERN: FILE has a line matching PATTERN, else say which not
 has() {
 	grep -q -e "$2" "$1" && return 0
