@@ -161,27 +161,29 @@ pool_memory_type (GstVstreamObject * obj)
   }
 }
 
+/* @field of @pool, read under the lock */
+static guint
+read_locked (GstVstreamBufferPool * pool, const guint * field)
+{
+  guint v;
+
+  g_mutex_lock (&pool->lock);
+  v = *field;
+  g_mutex_unlock (&pool->lock);
+  return v;
+}
+
 guint
 gst_vstream_buffer_pool_queued (GstVstreamBufferPool * pool)
 {
-  guint n;
-
-  g_mutex_lock (&pool->lock);
-  n = pool->n_queued;
-  g_mutex_unlock (&pool->lock);
-  return n;
+  return read_locked (pool, &pool->n_queued);
 }
 
 /* How many buffers the pool has (asks for, before it starts). */
 guint
 gst_vstream_buffer_pool_count (GstVstreamBufferPool * pool)
 {
-  guint n;
-
-  g_mutex_lock (&pool->lock);
-  n = pool->count;
-  g_mutex_unlock (&pool->lock);
-  return n;
+  return read_locked (pool, &pool->count);
 }
 
 static gboolean

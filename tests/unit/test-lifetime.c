@@ -1321,6 +1321,18 @@ assert_device_got (GArray * want, guint from, guint at, guint n)
         g_array_index (want, guint32, from + i));
 }
 
+/* The device got every frame of @want, once each in order; the test's
+ * pipeline is gone and left nothing behind. */
+static void
+assert_all_sent_and_released (GArray * want, gchar * desc)
+{
+  fail_unless_equals_int (fake.out_sums->len, SHAPE_FRAMES);
+  assert_device_got (want, 0, 0, SHAPE_FRAMES);
+  g_array_unref (want);
+  g_free (desc);
+  assert_device_released ();
+}
+
 /* @source's every frame reaches the device through @between into the
  * sink in @io_mode, in order and bit-exact (a moving ball: a frame lost
  * or sent twice shows), and the pipeline ends.  GstBaseSink counts as
@@ -1348,11 +1360,7 @@ assert_every_frame_sent (const gchar * source, const gchar * between,
   fail_unless_equals_uint64 (stat_of (sink, "frames"), SHAPE_FRAMES);
   gst_object_unref (sink);
   stop_pipeline (pipe);
-  fail_unless_equals_int (fake.out_sums->len, SHAPE_FRAMES);
-  assert_device_got (want, 0, 0, SHAPE_FRAMES);
-  g_array_unref (want);
-  g_free (desc);
-  assert_device_released ();
+  assert_all_sent_and_released (want, desc);
 }
 
 GST_START_TEST (test_sink_pipeline_shapes)
@@ -1521,11 +1529,7 @@ GST_START_TEST (test_sink_pause_resume)
       GST_STATE_CHANGE_FAILURE);
   wait_eos (pipe, desc);
   stop_pipeline (pipe);
-  fail_unless_equals_int (fake.out_sums->len, SHAPE_FRAMES);
-  assert_device_got (want, 0, 0, SHAPE_FRAMES);
-  g_array_unref (want);
-  g_free (desc);
-  assert_device_released ();
+  assert_all_sent_and_released (want, desc);
 }
 
 GST_END_TEST;
