@@ -646,6 +646,8 @@ qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
   g_rec_mutex_lock (&pool->io_lock);
   g_mutex_lock (&pool->lock);
   if (pool->slot[index].state != SLOT_IDLE) {
+    const gchar *state = slot_state_names[pool->slot[index].state];
+
     g_mutex_unlock (&pool->lock);
     g_rec_mutex_unlock (&pool->io_lock);
     for (p = 0; mapped && p < pool->layout.n_mem; p++)
@@ -653,7 +655,7 @@ qbuf (GstVstreamBufferPool * pool, GstBuffer * buf, guint index)
     gst_buffer_unref (buf);
     GST_VSTREAM_ELEMENT_ERROR (obj, RESOURCE, FAILED,
         ("Buffer %u of device '%s' queued while %s.", index, obj->device,
-            slot_state_names[pool->slot[index].state]),
+            state),
         (NULL));
     return GST_FLOW_ERROR;
   }
@@ -865,6 +867,8 @@ dqbuf (GstVstreamBufferPool * pool, GstBuffer ** out, gboolean wait)
     set_state (pool, vb.index, FROM (SLOT_QUEUED), SLOT_IDLE, NULL);
   }
   g_mutex_unlock (&pool->lock);
+  if (!buf && !is_streaming (pool))
+    return GST_FLOW_FLUSHING;   /* streamoff() took it back meanwhile */
   if (!buf) {
     GST_VSTREAM_ELEMENT_ERROR (obj, RESOURCE, FAILED,
         ("Device '%s' returned unknown buffer %u.", obj->device, vb.index),
@@ -1247,6 +1251,17 @@ gst_vstream_buffer_pool_set_lender (GstVstreamBufferPool * pool,
   return ok;
 }
 
+static SlotState
+slot_state (GstVstreamBufferPool * pool, guint index)
+{
+  SlotState state;
+
+  g_mutex_lock (&pool->lock);
+  state = pool->slot[index].state;
+  g_mutex_unlock (&pool->lock);
+  return state;
+}
+
 /* Find a driver index no queued buffer uses (userptr/dmabuf import). */
 static gint
 free_index (GstVstreamBufferPool * pool)
@@ -1279,6 +1294,21 @@ render_copy (GstVstreamBufferPool * pool, GstBuffer * buf)
   ret = gst_buffer_pool_acquire_buffer (GST_BUFFER_POOL (pool), &dst, NULL);
   if (ret != GST_FLOW_OK)
     return ret;
+  /* An importing sink queues upstream's buffers at indexes whose own
+   * buffer is free: the driver may still have one at dst's.  It comes
+   * back with DQBUF. */
+  while (ret == GST_FLOW_OK && slot_state (pool, buffer_index (dst)) ==
+      SLOT_QUEUED) {
+    GstBuffer *done;
+
+    ret = dqbuf (pool, &done, TRUE);
+    if (ret == GST_FLOW_OK)
+      gst_buffer_unref (done);
+  }
+  if (ret != GST_FLOW_OK) {
+    gst_buffer_unref (dst);
+    return ret;
+  }
   if (GST_VIDEO_INFO_FORMAT (&obj->info) == GST_VIDEO_FORMAT_ENCODED) {
     GstMapInfo map;
     gsize n = MIN (gst_buffer_get_size (buf), obj->format.fmt.pix.sizeimage);

@@ -44,6 +44,25 @@ gst_vstream_sysfs_node_is_vstream (const gchar * node)
   return yes;
 }
 
+/* Does sysfs name @name say a vstream output node (PIPE-output) or a
+ * capture node (PIPE-capture, PIPE-capture-N)?  A pipe named x-capture
+ * has an output node x-capture-output. */
+static gboolean
+names_direction (const gchar * name, gboolean output)
+{
+  const gchar *cap;
+
+  if (output)
+    return g_str_has_suffix (name, "-output");
+  cap = g_strrstr (name, "-capture");
+  if (!cap)
+    return FALSE;
+  cap += strlen ("-capture");
+  if (*cap == '-' && g_ascii_isdigit (cap[1]))
+    for (cap++; g_ascii_isdigit (*cap); cap++);
+  return *cap == 0;
+}
+
 /* The node of an element whose device is not set: the lowest-numbered
  * vstream output node for a sink, capture node for a source, else
  * /dev/video0 as v4l2src.  Asks sysfs only. */
@@ -63,8 +82,7 @@ gst_vstream_default_device (gboolean output)
     if (g_str_has_prefix (entry, "video") &&
         g_ascii_string_to_unsigned (entry + 5, 10, 0, G_MAXUINT32, &n, NULL)
         && n < best && g_file_get_contents (file, &name, NULL, NULL) &&
-        (output ? g_str_has_suffix (g_strstrip (name), "-output") :
-            strstr (name, "-capture") != NULL) &&
+        names_direction (g_strstrip (name), output) &&
         gst_vstream_sysfs_node_is_vstream (entry))
       best = n;
     g_free (name);

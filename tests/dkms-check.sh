@@ -8,10 +8,7 @@
 # Needs dkms and root (dkms refuses otherwise): else SKIP (77), saying so.
 set -e
 kdir=$1 src=$2 ver=$3
-command -v dkms >/dev/null || { echo "SKIP: dkms is not installed"; exit 77; }
-[ "$(id -u)" = 0 ] || { echo "SKIP: dkms needs root"; exit 77; }
-kver=$(sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h")
-[ -n "$kver" ] || { echo "no UTS_RELEASE in $kdir"; exit 1; }
+# the version, wherever it is written (no root or dkms needed)
 grep -q "^PACKAGE_VERSION=\"$ver\"$" "$src/kmod/dkms.conf" ||
 	{ echo "kmod/dkms.conf's PACKAGE_VERSION is not the project's $ver"; exit 1; }
 # the README's DKMS lines name the same version
@@ -19,6 +16,10 @@ grep -q "^sudo cp -r kmod /usr/src/vstream-$ver$" "$src/README.md" &&
 	grep -q "^sudo dkms add vstream/$ver && sudo dkms install vstream/$ver$" \
 		"$src/README.md" ||
 	{ echo "README's DKMS lines do not name version $ver"; exit 1; }
+command -v dkms >/dev/null || { echo "SKIP: dkms is not installed"; exit 77; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: dkms needs root"; exit 77; }
+kver=$(sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h")
+[ -n "$kver" ] || { echo "no UTS_RELEASE in $kdir"; exit 1; }
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 mkdir -p "$t/src/vstream-$ver" "$t/tree"

@@ -416,8 +416,9 @@ static int split_words(char *line, char **words, int max)
  */
 static int cmd_load(int argc, char **argv)
 {
-	static char text[64 * 1024];
+	static char text[64 * 1024 + 1];
 	static char *words[LOAD_MAX_PIPES][LOAD_MAX_ARGS + 2];
+	char *w[LOAD_MAX_ARGS + 2];
 	struct add_args args[LOAD_MAX_PIPES];
 	int lineno[LOAD_MAX_PIPES], n = 0, i, line = 0, ret, failed = 0;
 	char p[PATH_MAX], *cur, *next;
@@ -432,8 +433,8 @@ static int cmd_load(int argc, char **argv)
 	f = fopen(argv[1], "r");
 	if (!f)
 		return fail("%s: %s", argv[1], why(errno));
-	len = fread(text, 1, sizeof(text) - 1, f);
-	ret = ferror(f) || !feof(f);
+	len = fread(text, 1, sizeof(text), f);
+	ret = ferror(f) || len == sizeof(text);
 	fclose(f);
 	if (ret)
 		return fail("%s: unreadable or over %zu bytes", argv[1], sizeof(text) - 1);
@@ -445,8 +446,8 @@ static int cmd_load(int argc, char **argv)
 		if (next)
 			*next++ = 0;
 		line++;
-		words[n][0] = "add";
-		nw = split_words(cur, words[n] + 1, LOAD_MAX_ARGS);
+		w[0] = "add";
+		nw = split_words(cur, w + 1, LOAD_MAX_ARGS);
 		if (nw == 0)
 			continue;
 		if (nw < 0 || n == LOAD_MAX_PIPES) {
@@ -454,7 +455,8 @@ static int cmd_load(int argc, char **argv)
 				"an unclosed quote or over 16 words" : "over 64 pipes");
 			return 2;
 		}
-		words[n][nw + 1] = NULL;
+		w[nw + 1] = NULL;
+		memcpy(words[n], w, sizeof(w));
 		ret = parse_add(nw + 1, words[n], &args[n]);
 		if (ret) {
 			fprintf(stderr, "%s: %s:%d: not a pipe (NAME [--readers N] [--max WxH] "
@@ -462,6 +464,12 @@ static int cmd_load(int argc, char **argv)
 				prog, argv[1], line);
 			return 2;
 		}
+		for (i = 0; i < n; i++)
+			if (!strcmp(args[i].name, args[n].name)) {
+				fprintf(stderr, "%s: %s:%d: pipe \"%s\" listed twice (line %d)\n",
+					prog, argv[1], line, args[n].name, lineno[i]);
+				return 2;
+			}
 		lineno[n++] = line;
 	}
 	for (i = 0; i < n; i++) {

@@ -517,6 +517,10 @@ GST_START_TEST (test_uri_handler)
     {"video7", "solo-capture", "vstream"},
     {"video8", "vivid-000-vid-cap", "vivid"}, {"video9", "fake-output", "vivid"},
     {"video12", "late-output", "vstream"},
+    /* below them: another driver's nodes, and the output node of a pipe
+     * named x-capture */
+    {"video0", "z-output", "vivid"}, {"video1", "y-capture", "vivid"},
+    {"video2", "x-capture-output", "vstream"},
   };
   gchar *root = g_dir_make_tmp ("vstream-uri-XXXXXX", NULL);
   gchar *dev;
@@ -583,7 +587,7 @@ GST_START_TEST (test_uri_handler)
 
   /* no device set: the lowest-numbered vstream node of the direction */
   dev = gst_vstream_default_device (TRUE);
-  fail_unless_equals_string (dev, "/dev/video3");
+  fail_unless_equals_string (dev, "/dev/video2");
   g_free (dev);
   dev = gst_vstream_default_device (FALSE);
   fail_unless_equals_string (dev, "/dev/video4");

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <glib/gstdio.h>
 #include <string.h>
@@ -951,11 +952,15 @@ GST_START_TEST (test_device_fd)
 {
   GstHarness *h = src_harness ();
   GstElement *src = harness_element (h, "vstreamsrc");
+  struct stat open_st, dev_st;
   gint fd = -1;
 
   gst_buffer_unref (gst_harness_pull (h));
   g_object_get (src, "device-fd", &fd, NULL);
-  fail_unless (fd >= 0 && fcntl (fd, F_GETFD) >= 0);
+  /* the device's, not any open fd */
+  fail_unless (fd >= 0 && fstat (fd, &open_st) == 0 &&
+      stat (FAKE_DEV, &dev_st) == 0 && open_st.st_rdev == dev_st.st_rdev &&
+      S_ISCHR (open_st.st_mode));
   /* the harness stops the source (a blocked push unblocks) */
   gst_harness_teardown (h);
   g_object_get (src, "device-fd", &fd, NULL);

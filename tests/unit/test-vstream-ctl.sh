@@ -83,6 +83,20 @@ printf 'desk --label "Desk cam\n' >"$T/bad.conf"
 expect 2 "bad.conf:1: an unclosed quote" load "$T/bad.conf"
 [ ! -e "$cfg/desk" ] || { echo "FAIL: a bad file made a pipe"; fails=$((fails + 1)); }
 expect 1 "No such file" load "$T/none.conf"
+printf 'desk\ndesk --readers 2\n' >"$T/bad.conf"
+expect 2 "bad.conf:2: pipe \"desk\" listed twice (line 1)" load "$T/bad.conf"
+# 64 pipes (the module's most) with a comment after them parse; a 65th
+# is refused, naming its line
+for i in $(seq 1 64); do echo "p$i"; done >"$T/many.conf"
+echo "# the end" >>"$T/many.conf"
+cp "$T/many.conf" "$T/more.conf"
+echo "p65" >>"$T/more.conf"
+expect 2 "more.conf:66: over 64 pipes" load "$T/more.conf"
+[ ! -e "$cfg/p1" ] || { echo "FAIL: a bad file made a pipe"; fails=$((fails + 1)); }
+expect 0 "" load "$T/many.conf"
+[ -d "$cfg/p64" ] && [ "$(cat "$cfg/p64/enabled")" = 1 ] ||
+	{ echo "FAIL: load made no p64"; fails=$((fails + 1)); }
+rm -r "$cfg"/p[0-9]*
 cat >"$T/pipes.conf" <<'EOF'
 # pipes at boot: add's words, a line each
 
