@@ -175,8 +175,8 @@ fi
 # the README's "systemctl enable", on a root of its own: the unit is
 # wanted by multi-user.target
 if command -v systemctl >/dev/null; then
-	mkdir -p "$T/root/lib/systemd/system"
-	cp "$unit" "$T/root/lib/systemd/system/vstream-pipes.service"
+	mkdir -p "$T/root/usr/lib/systemd/system"
+	cp "$unit" "$T/root/usr/lib/systemd/system/vstream-pipes.service"
 	systemctl --root="$T/root" enable vstream-pipes.service >/dev/null 2>&1
 	[ -L "$T/root/etc/systemd/system/multi-user.target.wants/vstream-pipes.service" ] ||
 		{ echo "FAIL: systemctl enable vstream-pipes.service made no link"; fails=$((fails + 1)); }
