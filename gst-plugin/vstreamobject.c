@@ -102,9 +102,11 @@ gst_vstream_object_set_property (GstVstreamObject * obj, guint prop_id,
 {
   switch (prop_id) {
     case GST_VSTREAM_PROP_DEVICE:
+      GST_OBJECT_LOCK (obj->element);
       g_free (obj->device);
       obj->device = g_value_dup_string (value);
       obj->device_found = FALSE;
+      GST_OBJECT_UNLOCK (obj->element);
       return TRUE;
     case GST_VSTREAM_PROP_EXTRA_CONTROLS:
       g_mutex_lock (&obj->controls_lock);
@@ -133,7 +135,9 @@ gst_vstream_object_get_property (GstVstreamObject * obj, guint prop_id,
 {
   switch (prop_id) {
     case GST_VSTREAM_PROP_DEVICE:
+      GST_OBJECT_LOCK (obj->element);
       g_value_set_string (value, obj->device);
+      GST_OBJECT_UNLOCK (obj->element);
       return TRUE;
     case GST_VSTREAM_PROP_DEVICE_NAME:
       g_value_set_string (value, obj->device_name);
@@ -318,11 +322,17 @@ gst_vstream_object_open (GstVstreamObject * obj)
       V4L2_CAP_VIDEO_CAPTURE;
 
   if (!obj->device || obj->device_found) {
-    /* looked for at each open: pipes come and go */
-    g_free (obj->device);
-    obj->device = gst_vstream_default_device (is_output (obj));
+    /* looked for at each open: pipes come and go; the property may be
+     * read meanwhile */
+    gchar *found = gst_vstream_default_device (is_output (obj)), *old;
+
+    GST_OBJECT_LOCK (obj->element);
+    old = obj->device;
+    obj->device = found;
     obj->device_found = TRUE;
-    GST_INFO_OBJECT (obj->element, "no device set: opening %s", obj->device);
+    GST_OBJECT_UNLOCK (obj->element);
+    g_free (old);
+    GST_INFO_OBJECT (obj->element, "no device set: opening %s", found);
   }
   if (stat (obj->device, &st) < 0) {
     GST_ELEMENT_ERROR (obj->element, RESOURCE, NOT_FOUND,
