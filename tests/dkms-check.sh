@@ -39,6 +39,10 @@ ko=$t/tree/vstream/$ver/$kver/$(uname -m)/module/vstream.ko
 	{ echo "$ko is not built for $kver"; exit 1; }
 [ "$(modinfo -F version "$ko")" = "$ver" ] ||
 	{ echo "$ko says version $(modinfo -F version "$ko"), not $ver"; exit 1; }
+# signed with DKMS's MOK key, the one Secure Boot users enrol (README)
+signer=$(modinfo -F signer "$ko")
+[ -n "$signer" ] || { echo "$ko is not signed: Secure Boot would refuse it"; exit 1; }
+echo "dkms: signed by \"$signer\" (the key in $mok_certificate)"
 dkms status -m vstream $trees
 
 # dkms.conf's own make line, run where its objects stay: no plain -Werror
