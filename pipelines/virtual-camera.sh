@@ -7,7 +7,8 @@
 OUT=${1:-}
 NUM=${NUM:--1}
 if [ -n "$2" ]; then
-	SRC="filesrc location=$2 ! decodebin ! videoconvert ! videoscale"
+	# videorate: a file at 25, 29.97 or 60 fps becomes the 30 readers get
+	SRC="filesrc location=$2 ! decodebin ! videoconvert ! videoscale ! videorate"
 else
 	SRC="videotestsrc is-live=true pattern=${PATTERN:-smpte} num-buffers=$NUM"
 	[ -z "$FG" ] || SRC="$SRC pattern=solid-color foreground-color=$FG"

@@ -443,6 +443,19 @@ sh /tmp/waitfeed.sh &&
 NUM=3 SAVE=/tmp/p5.yuyv $P/read-camera.sh $CAP00 vstreamsrc &&
 $PIC flat /tmp/p5.yuyv 640 480 12
 EOT
+# files at other rates than the camera's 30: videorate in the recipe
+# (without it a 25 or 60 fps file does not negotiate); their frames
+# arrive, still orange
+for r in 25 60; do
+	gst-launch-1.0 -q videotestsrc num-buffers=$((2 * r)) pattern=solid-color \
+		foreground-color=$FG ! video/x-raw,width=320,height=240,framerate=$r/1 ! \
+		jpegenc ! avimux ! filesink location=/tmp/rate$r.avi
+	WIDTH=640 HEIGHT=480 pipeline_case "a $r fps file as the 30 fps camera" $P/virtual-camera.sh $OUT0 /tmp/rate$r.avi <<EOT
+sh /tmp/waitfeed.sh &&
+NUM=3 SAVE=/tmp/p6.yuyv $P/read-camera.sh $CAP00 vstreamsrc &&
+$PIC flat /tmp/p6.yuyv 640 480 12
+EOT
+done
 v4l2-ctl -d $CAP00 --set-ctrl frames_without_producer=0
 unset FG
 # 20 s of the first size (60 s on a debug kernel, where gst-launch takes
