@@ -440,4 +440,6 @@ module_exit(vstream_exit);
 MODULE_DESCRIPTION("Virtual V4L2 streaming pipes: output nodes feeding capture nodes");
 MODULE_AUTHOR("The vstream developers");
 MODULE_LICENSE("GPL");
+#ifdef VSTREAM_VERSION	/* built outside the kernel tree (Kbuild) */
 MODULE_VERSION(VSTREAM_VERSION);
+#endif
