@@ -22,15 +22,10 @@ if grep -E '^(vstream|videobuf2_common|v4l2_tpg|videodev) ' /proc/modules; then
 	exit 1
 fi
 
-# a module root with this kernel's modules, as /lib/modules is
+# a module root with what vstream needs of this kernel's modules
+. "$S/tests/vm/lib.sh"
 rm -rf $M
-mkdir -p $M/lib/modules/$kver
-for f in "$K"/lib/modules/$kver/*; do
-	case $f in
-	*/modules.order | */modules.builtin | */modules.builtin.modinfo) cp "$f" $M/lib/modules/$kver/ ;;
-	*/kernel) ln -s "$f" $M/lib/modules/$kver/kernel ;;
-	esac
-done
+stage_modules $M "$B/kmod/vstream.ko"
 DESTDIR=$M sh "$S/kmod/install.sh" "$kdir" "$B/kmod"
 where=$(modinfo -b $M -n vstream)
 say "modinfo: $where"
@@ -80,4 +75,11 @@ v4l2-ctl -d /dev/v4l/by-vstream/vstream-0-capture-1 -D | grep -q 'Card type *: M
 	exit 1
 }
 modprobe -d $M -r vstream
-say "modprobe vstream from $where: deps loaded, named nodes (also a runtime pipe), frames bit-exact"
+# README's uninstall ("make -C kmod uninstall" runs it): the module goes
+# from updates/ and depmod forgets it
+DESTDIR=$M sh "$S/kmod/install.sh" --uninstall "$kdir"
+if modinfo -b $M -n vstream 2>/dev/null; then
+	say "uninstall left vstream where modprobe finds it"
+	exit 1
+fi
+say "modprobe vstream from $where: deps loaded, named nodes (also a runtime pipe), frames bit-exact; uninstalled"

@@ -82,3 +82,24 @@ wait_frames() {
 	done
 	[ -n "$c" ] || { echo "$1: no frame counter"; return 1; }
 }
+
+# stage_modules ROOT KO: a module root at ROOT/lib/modules/<this kernel>
+# holding what KO needs (modinfo -F depends, and what modprobe says those
+# need) from the guest kernel's modules ($K), so depmod there reads a
+# handful of modules, not the thousands of the whole kernel (minutes under
+# emulation); no list of ours to keep up to date
+stage_modules() {
+	sm_dir=$1/lib/modules/$(uname -r)
+	mkdir -p "$sm_dir"
+	cp "$K"/lib/modules/$(uname -r)/modules.order \
+		"$K"/lib/modules/$(uname -r)/modules.builtin* "$sm_dir"/
+	for sm_m in $(modinfo -F depends "$2" | tr , ' '); do
+		modprobe -d "$K" -S "$(uname -r)" --show-depends "$sm_m" || return 1
+	done | awk '$1 == "insmod" { print $2 }' | sort -u >/tmp/stage.list
+	[ -s /tmp/stage.list ] || { echo "stage_modules: nothing for $2"; return 1; }
+	while read -r sm_f; do
+		sm_rel=${sm_f#"$K"/lib/modules/$(uname -r)/}
+		mkdir -p "$sm_dir/$(dirname "$sm_rel")"
+		ln -sf "$sm_f" "$sm_dir/$sm_rel"
+	done </tmp/stage.list
+}
