@@ -11,6 +11,11 @@
  * " (output)").  Properties let an application pick one without parsing
  * names: vstream.pipe, vstream.direction ("output" or "capture"),
  * vstream.reader (capture nodes).
+ *
+ * Started by a device monitor (and built with GUdev), the provider also
+ * follows udev's video4linux events in a thread of its own, as
+ * v4l2deviceprovider does: a pipe that vstream-ctl adds appears as its
+ * devices, one it deletes disappears.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -22,6 +27,10 @@
 #include <unistd.h>
 #include <linux/videodev2.h>
 
+#ifdef HAVE_GUDEV
+#include <gudev/gudev.h>
+#endif
+
 #include "vstreamdeviceprovider.h"
 #include "vstreamobject.h"
 #include "vstreamprobe.h"
@@ -31,6 +40,17 @@
 struct _GstVstreamDeviceProvider
 {
   GstDeviceProvider parent;
+#ifdef HAVE_GUDEV
+  /* between start() and stop(): the thread that runs the udev client's
+   * events in a context of its own, and its loop */
+  GThread *thread;
+  GMainContext *context;
+  GMainLoop *loop;
+  /* the thread is ready (started) once it listed the nodes there are */
+  GMutex lock;
+  GCond cond;
+  gboolean started;
+#endif
 };
 
 struct _GstVstreamDevice
@@ -218,12 +238,141 @@ gst_vstream_device_provider_probe (GstDeviceProvider * provider)
   return g_list_reverse (devices);
 }
 
+#ifdef HAVE_GUDEV
+/* The provider's device for the node at @path (a reference), or NULL. */
+static GstDevice *
+find_device (GstDeviceProvider * provider, const gchar * path)
+{
+  GList *devices = gst_device_provider_get_devices (provider), *l;
+  GstDevice *found = NULL;
+
+  for (l = devices; l && !found; l = l->next)
+    if (!g_strcmp0 (GST_VSTREAM_DEVICE (l->data)->path, path))
+      found = gst_object_ref (l->data);
+  g_list_free_full (devices, gst_object_unref);
+  return found;
+}
+
+static void
+on_uevent (GUdevClient * client, const gchar * action, GUdevDevice * udev,
+    GstDeviceProvider * provider)
+{
+  const gchar *path = g_udev_device_get_device_file (udev);
+  GstDevice *dev;
+
+  if (!path)
+    return;
+  dev = find_device (provider, path);
+  if (!g_strcmp0 (action, "add") && !dev) {
+    if (gst_vstream_sysfs_node_is_vstream (g_udev_device_get_name (udev)) &&
+        (dev = probe_node (path)))
+      gst_device_provider_device_add (provider, dev);
+    return;
+  }
+  /* the node is gone: its sysfs with it, so only the path says whose */
+  if (!g_strcmp0 (action, "remove") && dev)
+    gst_device_provider_device_remove (provider, dev);
+  if (dev)
+    gst_object_unref (dev);
+}
+
+static gpointer
+provider_thread (gpointer data)
+{
+  static const gchar *const subsystems[] = { "video4linux", NULL };
+  GstVstreamDeviceProvider *self = data;
+  GstDeviceProvider *provider = GST_DEVICE_PROVIDER (self);
+  GUdevClient *client;
+  GList *devices, *l;
+
+  g_main_context_push_thread_default (self->context);
+  /* listening before listing: a node added in between comes as an event
+   * too, and on_uevent() skips a node that is listed already */
+  client = g_udev_client_new (subsystems);
+  g_signal_connect (client, "uevent", G_CALLBACK (on_uevent), provider);
+  devices = gst_vstream_device_provider_probe (provider);
+  for (l = devices; l; l = l->next)
+    gst_device_provider_device_add (provider, l->data);
+  g_list_free_full (devices, gst_object_unref);
+
+  g_mutex_lock (&self->lock);
+  self->started = TRUE;
+  g_cond_signal (&self->cond);
+  g_mutex_unlock (&self->lock);
+  g_main_loop_run (self->loop);
+
+  g_signal_handlers_disconnect_by_data (client, provider);
+  g_object_unref (client);
+  g_main_context_pop_thread_default (self->context);
+  return NULL;
+}
+
+/* The nodes there are, as devices, before start() returns (a monitor's
+ * first list has them); then their comings and goings. */
+static gboolean
+gst_vstream_device_provider_start (GstDeviceProvider * provider)
+{
+  GstVstreamDeviceProvider *self = GST_VSTREAM_DEVICE_PROVIDER (provider);
+
+  self->context = g_main_context_new ();
+  self->loop = g_main_loop_new (self->context, FALSE);
+  self->started = FALSE;
+  self->thread = g_thread_new ("vstream-devices", provider_thread, self);
+  g_mutex_lock (&self->lock);
+  while (!self->started)
+    g_cond_wait (&self->cond, &self->lock);
+  g_mutex_unlock (&self->lock);
+  return TRUE;
+}
+
+static gboolean
+quit_loop (gpointer loop)
+{
+  g_main_loop_quit (loop);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+gst_vstream_device_provider_stop (GstDeviceProvider * provider)
+{
+  GstVstreamDeviceProvider *self = GST_VSTREAM_DEVICE_PROVIDER (provider);
+  /* a source of the loop's own context: it quits the loop once the loop
+   * runs, even if stop() comes before the thread got there */
+  GSource *quit = g_idle_source_new ();
+
+  g_source_set_callback (quit, quit_loop, self->loop, NULL);
+  g_source_attach (quit, self->context);
+  g_source_unref (quit);
+  g_thread_join (self->thread);
+  self->thread = NULL;
+  g_main_loop_unref (self->loop);
+  self->loop = NULL;
+  g_main_context_unref (self->context);
+  self->context = NULL;
+}
+
+static void
+gst_vstream_device_provider_finalize (GObject * object)
+{
+  GstVstreamDeviceProvider *self = GST_VSTREAM_DEVICE_PROVIDER (object);
+
+  g_mutex_clear (&self->lock);
+  g_cond_clear (&self->cond);
+  G_OBJECT_CLASS (gst_vstream_device_provider_parent_class)->finalize (object);
+}
+#endif
+
 static void
 gst_vstream_device_provider_class_init (GstVstreamDeviceProviderClass * klass)
 {
   GstDeviceProviderClass *dclass = GST_DEVICE_PROVIDER_CLASS (klass);
 
   dclass->probe = gst_vstream_device_provider_probe;
+#ifdef HAVE_GUDEV
+  dclass->start = gst_vstream_device_provider_start;
+  dclass->stop = gst_vstream_device_provider_stop;
+  G_OBJECT_CLASS (klass)->finalize = gst_vstream_device_provider_finalize;
+#endif
   gst_device_provider_class_set_static_metadata (dclass,
       "vstream device provider", "Source/Sink/Video",
       "Lists vstream's capture and output nodes for vstreamsrc and vstreamsink",
@@ -233,4 +382,8 @@ gst_vstream_device_provider_class_init (GstVstreamDeviceProviderClass * klass)
 static void
 gst_vstream_device_provider_init (GstVstreamDeviceProvider * provider)
 {
+#ifdef HAVE_GUDEV
+  g_mutex_init (&provider->lock);
+  g_cond_init (&provider->cond);
+#endif
 }

@@ -7,7 +7,7 @@ apt-get update
 apt-get install -y --no-install-recommends \
 	build-essential meson ninja-build pkg-config kmod cpio sparse debootstrap dkms \
 	linux-headers-amd64 qemu-system-x86 busybox-static v4l-utils \
-	libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev \
+	libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgudev-1.0-dev \
 	gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good \
 	gstreamer1.0-plugins-base-apps \
 	ca-certificates

@@ -441,6 +441,31 @@ GST_START_TEST (test_elements_registered)
 
 GST_END_TEST;
 
+/* A monitor starts and stops the provider (its udev thread where built
+ * with GUdev) as often as it likes, stop right after start too; the host
+ * has no vstream node, so it lists none. */
+GST_START_TEST (test_device_provider_start_stop)
+{
+  GstDeviceProvider *provider =
+      gst_device_provider_factory_get_by_name ("vstreamdeviceprovider");
+  GList *devices;
+  guint i;
+
+  fail_unless (provider != NULL);
+  for (i = 0; i < 20; i++) {
+    fail_unless (gst_device_provider_start (provider));
+    if (i % 2) {
+      devices = gst_device_provider_get_devices (provider);
+      fail_unless_equals_int (g_list_length (devices), 0);
+      g_list_free_full (devices, gst_object_unref);
+    }
+    gst_device_provider_stop (provider);
+  }
+  gst_object_unref (provider);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_missing_device_errors)
 {
   GstElement *src = gst_element_factory_make ("vstreamsrc", NULL);
@@ -624,6 +649,7 @@ vstream_unit_suite (void)
   tcase_add_test (tc, test_info_from_v4l2_layout);
   tcase_add_test (tc, test_template_caps);
   tcase_add_test (tc, test_elements_registered);
+  tcase_add_test (tc, test_device_provider_start_stop);
   tcase_add_test (tc, test_missing_device_errors);
   tcase_add_test (tc, test_uri_handler);
   return s;

@@ -144,6 +144,38 @@ uri)
 	wait $p || true
 	python3 $S/tests/vm/picture.py flat /tmp/uri.yuyv 320 240
 	;;
+hotplug)
+	# a device monitor that is watching (udev running, as on a desktop)
+	# sees the nodes of a pipe vstream-ctl adds come as vstream devices,
+	# and go when it deletes it (v4l2src's provider, which would list
+	# the same nodes under the same names, set aside)
+	export SYSTEMD_IGNORE_CHROOT=1	# the guest runs chrooted
+	/lib/systemd/systemd-udevd --daemon
+	trap 'udevadm control --exit' EXIT
+	GST_PLUGIN_FEATURE_RANK=v4l2deviceprovider:NONE \
+		gst-device-monitor-1.0 -f Video/Source Video/Sink >/tmp/hp.out 2>&1 &
+	m=$!
+	until_ok 120 grep -q "^Monitoring devices" /tmp/hp.out
+	$CTL add hot --label "Hot cam"
+	cap=$(node hot-capture) out=$(node hot-output)
+	# found LINE: a "Device found:" block has LINE (whole words)
+	found() {
+		awk -v line="$1" '
+			/^Device [a-z]*:/ { inb = ($0 == "Device found:") }
+			inb && index($0 " ", line " ") { ok = 1 }
+			END { exit !ok }' /tmp/hp.out
+	}
+	until_ok 60 found "vstreamsrc device=$cap"
+	until_ok 60 found "vstreamsink device=$out"
+	never grep -q "^Device removed:" /tmp/hp.out
+	$CTL del hot
+	# gst-device-monitor names a removed device only
+	removed2() { [ "$(grep -c "^Device removed:" /tmp/hp.out)" -ge 2 ]; }
+	until_ok 60 removed2
+	kill $m
+	cat /tmp/hp.out
+	grep -A1 "^Device removed:" /tmp/hp.out | grep -q "name  : Hot cam (output)$"
+	;;
 cycles)
 	# 200 add/delete cycles through configfs
 	i=0
