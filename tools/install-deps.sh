@@ -14,6 +14,8 @@ apt-get install -y --no-install-recommends \
 # The module built for other architectures (tests/kmod-cross.sh)
 apt-get install -y --no-install-recommends \
 	gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu file
+# The Debian packages, built and checked (tests/deb-build.sh)
+apt-get install -y --no-install-recommends debhelper dh-dkms lintian
 # The applications the real-clients vm group points at a virtual camera
 # (tests/vm/clients.sh): run in the guest from this root.
 apt-get install -y --no-install-recommends \
