@@ -15,7 +15,7 @@ apt-get install -y --no-install-recommends \
 apt-get install -y --no-install-recommends \
 	gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu file
 # The Debian packages, built and checked (tests/deb-build.sh)
-apt-get install -y --no-install-recommends debhelper dh-dkms lintian
+apt-get install -y --no-install-recommends debhelper dh-dkms lintian systemd udev
 # The applications the real-clients vm group points at a virtual camera
 # (tests/vm/clients.sh): run in the guest from this root.
 apt-get install -y --no-install-recommends \
