@@ -239,17 +239,21 @@ gst_vstream_device_provider_probe (GstDeviceProvider * provider)
 }
 
 #ifdef HAVE_GUDEV
-/* The provider's device for the node at @path (a reference), or NULL. */
+/* The provider's device for the node at @path (a reference), or NULL.
+ * Under the object lock, not gst_device_provider_get_devices(): that
+ * takes the lock gst_device_provider_stop() holds while stop() waits for
+ * this thread. */
 static GstDevice *
 find_device (GstDeviceProvider * provider, const gchar * path)
 {
-  GList *devices = gst_device_provider_get_devices (provider), *l;
   GstDevice *found = NULL;
+  GList *l;
 
-  for (l = devices; l && !found; l = l->next)
+  GST_OBJECT_LOCK (provider);
+  for (l = provider->devices; l && !found; l = l->next)
     if (!g_strcmp0 (GST_VSTREAM_DEVICE (l->data)->path, path))
       found = gst_object_ref (l->data);
-  g_list_free_full (devices, gst_object_unref);
+  GST_OBJECT_UNLOCK (provider);
   return found;
 }
 

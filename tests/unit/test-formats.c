@@ -442,16 +442,18 @@ GST_START_TEST (test_elements_registered)
 GST_END_TEST;
 
 /* A monitor starts and stops the provider (its udev thread where built
- * with GUdev) as often as it likes, stop right after start too; the host
- * has no vstream node, so it lists none. */
+ * with GUdev) as often as it likes, stop right after start too; with an
+ * empty sysfs no node is vstream's, so it lists none. */
 GST_START_TEST (test_device_provider_start_stop)
 {
   GstDeviceProvider *provider =
       gst_device_provider_factory_get_by_name ("vstreamdeviceprovider");
+  gchar *sys = g_dir_make_tmp ("vstream-sys-XXXXXX", NULL);
   GList *devices;
   guint i;
 
-  fail_unless (provider != NULL);
+  fail_unless (provider != NULL && sys != NULL);
+  g_setenv ("VSTREAM_SYSFS", sys, TRUE);
   for (i = 0; i < 20; i++) {
     fail_unless (gst_device_provider_start (provider));
     if (i % 2) {
@@ -461,6 +463,9 @@ GST_START_TEST (test_device_provider_start_stop)
     }
     gst_device_provider_stop (provider);
   }
+  g_unsetenv ("VSTREAM_SYSFS");
+  g_rmdir (sys);
+  g_free (sys);
   gst_object_unref (provider);
 }
 
