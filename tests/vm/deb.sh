@@ -30,6 +30,8 @@ mount -t overlay overlay -o lowerdir=/,upperdir=/tmp/ov/u,workdir=/tmp/ov/w $R
 trap cleanup EXIT
 for m in proc sys dev dev/pts run; do mount --bind /$m $R/$m; done
 mount -t tmpfs tmpfs $R/tmp
+# /dev/fd, which udev would make: dkms's bash needs it for <(...)
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 # nothing of the host's: no module a meson install put in updates/, no
 # DKMS state of vstream; this kernel's modules that vstream needs, and
 # its tree where DKMS builds (/lib/modules/<kernel>/build)

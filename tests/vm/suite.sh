@@ -457,7 +457,7 @@ EOT
 for r in 25 60; do
 	gst-launch-1.0 -q videotestsrc num-buffers=$((2 * r)) pattern=solid-color \
 		foreground-color=$FG ! video/x-raw,width=320,height=240,framerate=$r/1 ! \
-		jpegenc ! avimux ! filesink location=/tmp/rate$r.avi
+		jpegenc ! avimux ! filesink location=/tmp/rate$r.avi >$LOG/rate$r.log 2>&1
 	WIDTH=640 HEIGHT=480 pipeline_case "a $r fps file as the 30 fps camera" $P/virtual-camera.sh $OUT0 /tmp/rate$r.avi <<EOT
 sh /tmp/waitfeed.sh &&
 NUM=3 SAVE=/tmp/p6.yuyv $P/read-camera.sh $CAP00 vstreamsrc &&
