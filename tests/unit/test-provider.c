@@ -92,4 +92,15 @@ provider_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (provider);
+/* The events need a device from sysfs: a chroot without /sys (the trixie
+ * lanes' unit tests) has none, which is a SKIP, said. */
+int
+main (int argc, char **argv)
+{
+  if (!g_file_test ("/sys/class/mem/null", G_FILE_TEST_EXISTS)) {
+    g_print ("SKIP: no /sys/class/mem/null (no sysfs mounted here)\n");
+    return 77;
+  }
+  gst_check_init (&argc, &argv);
+  return gst_check_run_suite (provider_suite (), "provider", __FILE__);
+}
