@@ -61,7 +61,7 @@ runtime_pipes() {
 	rt "delete an open, streaming pipe: ENODEV, clients end" del-open
 	rt "re-add with the same names, stream" readd
 	unless_core rt "GStreamer by name: vstream://fix feeds and reads, orange arrives" uri
-	# a plugin built without GUdev (the trixie root has none) lists
+	# a plugin built without GUdev (meson -Dgudev=disabled) lists
 	# devices only when asked
 	if ldd $B/gst-plugin/libgstvstream.so | grep -q libgudev; then
 		unless_core rt "device monitor: vstream-ctl add and del come as devices added and removed" hotplug
