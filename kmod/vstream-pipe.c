@@ -3,8 +3,9 @@
  * Delivery: a producer frame at a camera's pace goes to every streaming
  * reader inside the QBUF that queues it; early paced frames and flat-out
  * producers go through the pipe thread.  While no producer feeds a
- * reader, the thread generates that reader's frames (test pattern or the
- * producer's last frame) on its own clock.
+ * reader (none streams, or it fell silent: VSTREAM_SILENCE_NS), the thread
+ * generates that reader's frames (test pattern or the producer's last
+ * frame) on its own clock.
  *
  * Sequence numbers: a reader's counter advances for every frame the pipe
  * offers it, so a frame it had no buffer for leaves a gap (a drop).  Idle
@@ -99,15 +100,34 @@ bool vstream_pipe_shares_into(struct vstream_node *cap)
 }
 
 /*
- * A reader is fed by the producer when both stream the same format, or
- * one the producer's frames convert to (vstream-convert.c).
+ * A streaming producer that has queued nothing for this long is silent (a
+ * network sender gone, a stalled application): its readers get idle
+ * frames, as with no producer, until its next frame.  A camera that
+ * loses its signal does the same; a reader never stalls on a producer.
+ */
+#define VSTREAM_SILENCE_NS	NSEC_PER_SEC
+
+static u64 vstream_silence_ns(const struct vstream_node *out)
+{
+	return max(out->qbuf_ns, out->next_ns) + VSTREAM_SILENCE_NS;
+}
+
+static bool vstream_out_silent(const struct vstream_node *out, u64 now)
+{
+	return list_empty(&out->active) && now > vstream_silence_ns(out);
+}
+
+/*
+ * A reader is fed by the producer when it streams and is not silent, in
+ * the same format or one its frames convert to (vstream-convert.c).
  */
 bool vstream_fed(const struct vstream_node *cap)
 {
 	const struct vstream_node *out = &cap->pipe->out;
 
-	return out->streaming && (vstream_same_layout(&out->fmt, &cap->fmt) ||
-				  vstream_can_convert(&out->fmt, &cap->fmt));
+	return out->streaming && !vstream_out_silent(out, ktime_get_ns()) &&
+	       (vstream_same_layout(&out->fmt, &cap->fmt) ||
+		vstream_can_convert(&out->fmt, &cap->fmt));
 }
 
 /* Convert @len bytes of a @src frame into @buf; false if it is too short. */
@@ -449,8 +469,13 @@ static u64 vstream_pipe_round(struct vstream_pipe *pipe)
 	for (i = 0; i < pipe->readers; i++) {
 		struct vstream_node *cap = &pipe->cap[i];
 
-		if (!cap->streaming || vstream_fed(cap))
+		if (!cap->streaming)
 			continue;
+		if (vstream_fed(cap)) {
+			/* to start its idle frames if the producer falls silent */
+			next = min(next, vstream_silence_ns(out) + 1);
+			continue;
+		}
 		/* With no buffer queued the tick waits: buf_queue kicks us. */
 		if (!vstream_peek(cap, false))
 			continue;
