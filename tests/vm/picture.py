@@ -7,6 +7,9 @@ crosswise: colours and a layout the idle colour bars cannot have.
 
   picture.py make FMT W H OUT       a raw frame (yuyv422, yuv420p, nv12)
   picture.py same FILE REF          FILE is >= 2 whole copies of REF
+  picture.py recover FILE REF       FILE's frames are REF, then others (idle
+                                    frames), then REF again: a sender that
+                                    left and came back
   picture.py jpegs FILE REF         FILE is >= 2 copies of JPEG REF, nothing else
   picture.py yuv FILE FMT W H       the last frame in FILE shows the quadrants
                                     (any size: the reader may scale)
@@ -150,6 +153,21 @@ def main(a):
             if data[k * len(ref):(k + 1) * len(ref)] != ref:
                 fail('frame %d of %d differs from the producer\'s' % (k, n))
         print('%d frames, every byte the producer\'s' % n)
+    elif a[0] == 'recover':
+        data, ref = open(a[1], 'rb').read(), open(a[2], 'rb').read()
+        runs = []
+        for k in range(len(data) // len(ref)):
+            got = data[k * len(ref):(k + 1) * len(ref)] == ref
+            if runs and runs[-1][0] == got:
+                runs[-1][1] += 1
+            else:
+                runs.append([got, 1])
+        said = ', '.join('%d %s' % (n, 'the producer\'s' if got else 'other')
+                         for got, n in runs)
+        if [got for got, n in runs] != [True, False, True]:
+            fail('frames in order: %s; want the producer\'s, other, the '
+                 'producer\'s' % said)
+        print('frames in order: ' + said)
     elif a[0] == 'jpegs':
         data, ref = open(a[1], 'rb').read(), open(a[2], 'rb').read()
         n = data.count(ref)
