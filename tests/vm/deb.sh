@@ -7,12 +7,12 @@
 # pipe, the installed plugin (found by GStreamer's own search path) feeds
 # it and reads it back, judged by picture; purging the packages takes the
 # module away again.
-# Usage: deb.sh DEBDIR BUILDDIR SRCDIR
+# Usage: deb.sh DEBDIR BUILDDIR SRCDIR VERSION (tests/deb-build.sh has
+# checked that debian/changelog says VERSION)
 set -eu
-D=$1 B=$2 S=$3 K=$VSTREAM_KROOT
+D=$1 B=$2 S=$3 ver=$4 K=$VSTREAM_KROOT
 kver=$(uname -r)
 say() { echo "deb: $*"; }
-ver=$(sed -n '1s/^vstream (\([^)]*\)).*/\1/p' "$S/debian/changelog")
 arch=$(dpkg --print-architecture)
 . "$S/tests/vm/lib.sh"
 
@@ -35,9 +35,7 @@ mount -t tmpfs tmpfs $R/tmp
 # nothing of the host's: no module a meson install put in updates/, no
 # DKMS state of vstream; this kernel's modules that vstream needs, and
 # its tree where DKMS builds (/lib/modules/<kernel>/build)
-kdir=/usr/src/linux-headers-$kver
-[ -e "$kdir/Makefile" ] || kdir=$(readlink -f /lib/modules/$kver/build || true)
-[ -n "$kdir" ] && [ -e "$kdir/Makefile" ] || kdir=$K/lib/modules/$kver/build
+kdir=$(guest_kdir)
 rm -rf $R/lib/modules/$kver $R/var/lib/dkms/vstream
 stage_modules $R "$B/kmod/vstream.ko"
 ln -s "$kdir" $R/lib/modules/$kver/build

@@ -9,10 +9,6 @@
 set -e
 B=$1 S=$2 K=$VSTREAM_KROOT
 kver=$(uname -r)
-kdir=/usr/src/linux-headers-$kver
-[ -e "$kdir/Makefile" ] || kdir=/lib/modules/$kver/build
-# a kernel built here (the debug lane): its tree, linked from its modules
-[ -e "$kdir/Makefile" ] || kdir=$K/lib/modules/$kver/build
 M=/tmp/mroot
 say() { echo "install: $*"; }
 
@@ -24,6 +20,7 @@ fi
 
 # a module root with what vstream needs of this kernel's modules
 . "$S/tests/vm/lib.sh"
+kdir=$(guest_kdir)
 rm -rf $M
 stage_modules $M "$B/kmod/vstream.ko"
 DESTDIR=$M sh "$S/kmod/install.sh" "$kdir" "$B/kmod"

@@ -83,6 +83,16 @@ wait_frames() {
 	[ -n "$c" ] || { echo "$1: no frame counter"; return 1; }
 }
 
+# guest_kdir: the running kernel's build tree: Debian's headers package,
+# else /lib/modules/<kernel>/build, else (a kernel built here: the debug
+# lane) the tree linked from its modules
+guest_kdir() {
+	gk=/usr/src/linux-headers-$(uname -r)
+	[ -e "$gk/Makefile" ] || gk=$(readlink -f /lib/modules/$(uname -r)/build || true)
+	[ -n "$gk" ] && [ -e "$gk/Makefile" ] || gk=$K/lib/modules/$(uname -r)/build
+	echo "$gk"
+}
+
 # stage_modules ROOT KO: a module root at ROOT/lib/modules/<this kernel>
 # holding what KO needs (modinfo -F depends, and what modprobe says those
 # need) from the guest kernel's modules ($K), so depmod there reads a
