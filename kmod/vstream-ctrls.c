@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Controls of capture nodes: the test pattern and what readers get while
- * no producer streams.  There are no MIN_BUFFERS_FOR_* controls: since
- * v4l2-compliance 1.30 only stateful codecs may have them; REQBUFS grants
- * at least min_buffers instead, and says so in its count.
+ * no producer streams.  The output node's one control says how long its
+ * producer may queue nothing before readers get those frames meanwhile.
+ * There are no MIN_BUFFERS_FOR_* controls: since v4l2-compliance 1.30
+ * only stateful codecs may have them; REQBUFS grants at least min_buffers
+ * instead, and says so in its count.
  */
 
 #include <media/v4l2-ctrls.h>
@@ -36,6 +38,10 @@ static int vstream_s_ctrl(struct v4l2_ctrl *ctrl)
 		if (!pipe->keep_last)
 			vstream_pipe_forget_last(pipe);
 		break;
+	case VSTREAM_CID_PRODUCER_TIMEOUT:
+		node->timeout_ns = (u64)ctrl->val * NSEC_PER_MSEC;
+		vstream_pipe_kick(pipe);
+		break;
 	}
 	return 0;
 }
@@ -54,6 +60,20 @@ static const struct v4l2_ctrl_config vstream_ctrl_idle = {
 	.qmenu = vstream_idle_menu,
 };
 
+/*
+ * 0 (the default): readers wait for a streaming producer however long it
+ * is silent, as a screen capture of a still desktop needs.  A network
+ * receiver sets it, so a sender gone shows as one.
+ */
+static const struct v4l2_ctrl_config vstream_ctrl_timeout = {
+	.ops = &vstream_ctrl_ops,
+	.id = VSTREAM_CID_PRODUCER_TIMEOUT,
+	.name = "Producer Timeout ms",
+	.type = V4L2_CTRL_TYPE_INTEGER,
+	.max = 60000,
+	.step = 1,
+};
+
 int vstream_ctrls_init(struct vstream_node *node)
 {
 	struct v4l2_ctrl_handler *hdl = &node->ctrls;
@@ -66,6 +86,8 @@ int vstream_ctrls_init(struct vstream_node *node)
 						     TPG_PAT_NOISE, 0, TPG_PAT_75_COLORBAR,
 						     tpg_pattern_strings);
 		node->ctrl_idle = v4l2_ctrl_new_custom(hdl, &vstream_ctrl_idle, NULL);
+	} else {
+		v4l2_ctrl_new_custom(hdl, &vstream_ctrl_timeout, NULL);
 	}
 	if (hdl->error) {
 		int err = hdl->error;

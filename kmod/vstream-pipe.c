@@ -3,7 +3,7 @@
  * Delivery: a producer frame at a camera's pace goes to every streaming
  * reader inside the QBUF that queues it; early paced frames and flat-out
  * producers go through the pipe thread.  While no producer feeds a
- * reader (none streams, or it fell silent: VSTREAM_SILENCE_NS), the thread
+ * reader (none streams, or it fell silent: its Producer Timeout), the thread
  * generates that reader's frames (test pattern or the producer's last
  * frame) on its own clock.
  *
@@ -100,34 +100,33 @@ bool vstream_pipe_shares_into(struct vstream_node *cap)
 }
 
 /*
- * A streaming producer that has queued nothing for this long is silent (a
- * network sender gone, a stalled application): its readers get idle
- * frames, as with no producer, until its next frame.  A camera that
- * loses its signal does the same; a reader never stalls on a producer.
+ * A streaming producer that has queued nothing for its output node's
+ * Producer Timeout (when set) is silent, as a network sender gone: its
+ * readers get idle frames, as with no producer, until its next frame.
  */
-#define VSTREAM_SILENCE_NS	NSEC_PER_SEC
-
 static u64 vstream_silence_ns(const struct vstream_node *out)
 {
-	return max(out->qbuf_ns, out->next_ns) + VSTREAM_SILENCE_NS;
+	return max(out->qbuf_ns, out->next_ns) + out->timeout_ns;
 }
 
 static bool vstream_out_silent(const struct vstream_node *out, u64 now)
 {
-	return list_empty(&out->active) && now > vstream_silence_ns(out);
+	return out->timeout_ns && list_empty(&out->active) && now > vstream_silence_ns(out);
 }
 
-/*
- * A reader is fed by the producer when it streams and is not silent, in
- * the same format or one its frames convert to (vstream-convert.c).
- */
-bool vstream_fed(const struct vstream_node *cap)
+/* @cap takes the producer's frames: in the same format or one they convert to */
+static bool vstream_takes(const struct vstream_node *cap)
 {
 	const struct vstream_node *out = &cap->pipe->out;
 
-	return out->streaming && !vstream_out_silent(out, ktime_get_ns()) &&
-	       (vstream_same_layout(&out->fmt, &cap->fmt) ||
-		vstream_can_convert(&out->fmt, &cap->fmt));
+	return out->streaming && (vstream_same_layout(&out->fmt, &cap->fmt) ||
+				  vstream_can_convert(&out->fmt, &cap->fmt));
+}
+
+/* A reader is fed by the producer when it takes its frames and it is not silent. */
+bool vstream_fed(const struct vstream_node *cap)
+{
+	return vstream_takes(cap) && !vstream_out_silent(&cap->pipe->out, ktime_get_ns());
 }
 
 /* Convert @len bytes of a @src frame into @buf; false if it is too short. */
@@ -241,7 +240,8 @@ static enum vb2_buffer_state vstream_deliver_frame(struct vstream_pipe *pipe,
 		bool same;
 		size_t n;
 
-		if (!cap->streaming || !vstream_fed(cap))
+		/* a frame in hand goes out, however late the thread came to it */
+		if (!cap->streaming || !vstream_takes(cap))
 			continue;
 		buf = vstream_peek(cap, true);
 		if (!buf) {
@@ -361,6 +361,9 @@ void vstream_pipe_produce(struct vstream_pipe *pipe, struct vstream_buffer *obuf
 	bool flat_out = now - out->qbuf_ns < VSTREAM_INLINE_RATIO * out->deliver_ns;
 
 	lockdep_assert_held(&pipe->lock);
+	/* readers fed again: the thread arms their silence deadline */
+	if (vstream_out_silent(out, now))
+		vstream_pipe_kick(pipe);
 	out->qbuf_ns = now;
 	obuf->frame = vstream_buf_detach(obuf);
 	out->flips += !!obuf->frame;
@@ -473,7 +476,8 @@ static u64 vstream_pipe_round(struct vstream_pipe *pipe)
 			continue;
 		if (vstream_fed(cap)) {
 			/* to start its idle frames if the producer falls silent */
-			next = min(next, vstream_silence_ns(out) + 1);
+			if (out->timeout_ns)
+				next = min(next, vstream_silence_ns(out) + 1);
 			continue;
 		}
 		/* With no buffer queued the tick waits: buf_queue kicks us. */

@@ -43,6 +43,7 @@
  */
 #define VSTREAM_CID_BASE	(V4L2_CID_USER_BASE | 0xe000)
 #define VSTREAM_CID_IDLE_MODE	(VSTREAM_CID_BASE + 0)
+#define VSTREAM_CID_PRODUCER_TIMEOUT	(VSTREAM_CID_BASE + 1)
 
 enum vstream_idle_mode {
 	VSTREAM_IDLE_PATTERN,	/* readers get the test pattern */
@@ -126,6 +127,7 @@ struct vstream_node {
 	/* Buffers owned by the driver (queued, not yet done). */
 	struct list_head active;
 	u64 qbuf_ns;			/* output: time of the last QBUF */
+	u64 timeout_ns;			/* output: silence that counts as no producer, 0: none */
 	u64 deliver_ns;			/* output: a delivery's cost, running average */
 	bool streaming;
 
