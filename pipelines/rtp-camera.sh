@@ -5,11 +5,13 @@
 #   pipelines/rtp-camera.sh OUT [PORT]
 # CODEC=raw (the default: WIDTH, HEIGHT are the sender's) or h264 (any
 # size the sender sends; readers get WIDTHxHEIGHT, default 320x240).
-# LATENCY: the jitter buffer's, in ms (50).
+# LATENCY: the jitter buffer's, in ms (50).  FORMAT: the pipe's pixel
+# format (YUY2; UYVY takes raw RTP's 4:2:2 as it comes).
 # The depayloader says framerate=0/1 (frames come as the network brings
 # them): vstreamsink takes that as it is, no videorate needed.  When the
-# sender stops, readers get the pipe's idle frames a second later (test
-# pattern or last frame: the "Frames Without Producer" control) and the
+# sender stops, readers get the pipe's idle frames once no frame came for
+# TIMEOUT ms (1000: the output's Producer Timeout; test pattern or last
+# frame, as the readers' "Frames Without Producer" control says) and the
 # picture returns with the sender, readers never reopening.
 OUT=${1:?usage: rtp-camera.sh OUT [PORT]}
 PORT=${2:-5004}
@@ -27,4 +29,5 @@ h264)
 esac
 exec gst-launch-1.0 -q udpsrc port=$PORT caps="$CAPS" ! \
 	rtpjitterbuffer latency=${LATENCY:-50} ! $DEC ! videoconvert ! \
-	video/x-raw,format=YUY2 ! vstreamsink device="$OUT" sync=false
+	video/x-raw,format=${FORMAT:-YUY2} ! vstreamsink device="$OUT" sync=false \
+	extra-controls="c,producer_timeout_ms=${TIMEOUT:-1000}"

@@ -23,9 +23,11 @@ apt-get install -y --no-install-recommends \
 	pipewire pipewire-bin wireplumber gstreamer1.0-pipewire udev dbus
 # Cameras across machines (pipelines/srt-*.sh, rtp-*.sh CODEC=h264; the
 # network group, tests/vm/net.sh): SRT, x264 and libav's H.264 decoder,
-# and iproute2 for its network namespaces and netem
+# gst-rtsp-server for Python (pipelines/rtsp-serve.py), and iproute2 for
+# its network namespaces and netem
 apt-get install -y --no-install-recommends \
-	gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav iproute2
+	gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav \
+	gir1.2-gst-rtsp-server-1.0 python3-gi iproute2
 # The debug-kernel lane (tests/vm/debug-kernel): Debian 12's kernel source
 # and what building it takes.
 apt-get install -y --no-install-recommends \
