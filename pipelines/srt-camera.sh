@@ -7,14 +7,15 @@
 # one.  Readers get WIDTHxHEIGHT (default 1280x720) whatever the sender's
 # size.  LATENCY: SRT's, in ms (120); it retransmits what the network
 # loses within it.
-# When the sender goes, srtsrc (1.22) warns and tries to connect again,
-# and the pipe's readers get its idle frames once no frame came for
+# When the sender goes, srtsrc (1.22) calls again or listens on, and the
+# pipe's readers get its idle frames once no frame came for
 # TIMEOUT ms (1000: the output's Producer Timeout; test pattern or last
 # frame, as the readers' "Frames Without Producer" control says).
 OUT=${1:?usage: srt-camera.sh OUT URI}
 URI=${2:?usage: srt-camera.sh OUT URI}
 W=${WIDTH:-1280} H=${HEIGHT:-720}
-exec gst-launch-1.0 -q srtsrc uri="$URI" latency=${LATENCY:-120} ! tsdemux ! \
+# keep-listening: a listening recipe takes the sender's next call too
+exec gst-launch-1.0 -q srtsrc uri="$URI" latency=${LATENCY:-120} keep-listening=true ! tsdemux ! \
 	h264parse ! avdec_h264 ! videoconvert ! videoscale ! \
 	video/x-raw,format=YUY2,width=$W,height=$H ! \
 	vstreamsink device="$OUT" sync=false \

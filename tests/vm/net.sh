@@ -56,7 +56,7 @@ rtp_raw() {
 	send_raw
 	b=$(frames $OUT0)
 	wait_frames $OUT0 $((b + 5)) 180 &&
-		NUM=10 SAVE=/tmp/net-raw.yuyv $P/read-camera.sh $CAP0 v4l2-ctl >/dev/null &&
+		NUM=10 SAVE=/tmp/net-raw.yuyv timeout 120 $P/read-camera.sh $CAP0 v4l2-ctl >/dev/null &&
 		$PIC same /tmp/net-raw.yuyv /tmp/net-ref.yuyv
 	r=$?
 	stop $snd
@@ -116,12 +116,47 @@ served_h264() {
 	cam=$!
 	b=$(frames $OUT1)
 	wait_frames $OUT1 $((b + 10)) 240 &&
-		NUM=5 SAVE=/tmp/net-$1.yuyv $P/read-camera.sh $CAP1 v4l2-ctl >/dev/null &&
+		NUM=5 SAVE=/tmp/net-$1.yuyv timeout 120 $P/read-camera.sh $CAP1 v4l2-ctl >/dev/null &&
 		$PIC flat /tmp/net-$1.yuyv 320 240 12
 	r=$?
 	stop $cam $srv $prod
 	cat $LOG/$1-camera.log $LOG/$1-serve.log
 	return $r
+}
+
+# SRT the other way round, and a sender that goes and comes back: pipe
+# 1's recipe listens here, the server in "tx" calls it.  A reader open
+# throughout gets flat orange, the idle bars once the sender is gone for
+# the recipe's Producer Timeout, then flat orange again
+srt_recover() {
+	$TX env FG=0xffff8000 $P/virtual-camera.sh $OUT0 >$LOG/srtr-producer.log 2>&1 &
+	prod=$!
+	$P/srt-camera.sh $OUT1 srt://:7002 >$LOG/srtr-camera.log 2>&1 &
+	cam=$!
+	$TX $P/srt-serve.sh $CAP0 srt://$RX_IP:7002 >$LOG/srtr-serve.log 2>&1 &
+	srv=$!
+	b=$(frames $OUT1)
+	if wait_frames $OUT1 $((b + 10)) 240; then
+		v4l2-ctl -d $CAP1 --stream-mmap --stream-count=100000 \
+			--stream-to=/tmp/net-srtr.yuyv >/dev/null 2>&1 &
+		rd=$!
+		b=$(frames $CAP1)
+		wait_frames $CAP1 $((b + 15)) 180 && stop $srv && echo "sender stopped" &&
+			b=$(frames $CAP1) && wait_frames $CAP1 $((b + 30)) 120 && {
+			$TX $P/srt-serve.sh $CAP0 srt://$RX_IP:7002 >>$LOG/srtr-serve.log 2>&1 &
+			srv=$!
+			echo "sender started again"
+			b=$(frames $OUT1)
+			wait_frames $OUT1 $((b + 15)) 240
+		}
+		r=$?
+		stop $rd
+	else
+		r=1
+	fi
+	stop $srv $cam $prod
+	cat $LOG/srtr-camera.log $LOG/srtr-serve.log
+	[ $r = 0 ] && $PIC recover /tmp/net-srtr.yuyv 320 240 12
 }
 
 # H.264 over RTP: no retransmission, so a lost packet could spoil frames
@@ -134,7 +169,7 @@ rtp_h264() {
 	snd=$!
 	b=$(frames $OUT1)
 	wait_frames $OUT1 $((b + 10)) 240 &&
-		NUM=5 SAVE=/tmp/net-264.yuyv $P/read-camera.sh $CAP1 v4l2-ctl >/dev/null &&
+		NUM=5 SAVE=/tmp/net-264.yuyv timeout 120 $P/read-camera.sh $CAP1 v4l2-ctl >/dev/null &&
 		$PIC flat /tmp/net-264.yuyv 320 240 12
 	r=$?
 	stop $snd $rcv
@@ -217,9 +252,12 @@ run "two network namespaces, veth, netem 20 ms 1 % loss each way" netns
 $PIC make yuyv422 320 240 /tmp/net-ref.yuyv
 run "RTP raw across the lossy link: frames bit-exact" rtp_raw
 run "RTP raw: sender gone and back, the reader gets its frames, idle frames, its frames" rtp_recover
+# a control keeps its value: pipe 0's next producers are waited for again
+v4l2-ctl -d $OUT0 -c producer_timeout_ms=0
 # SRT retransmits what netem drops
 run "SRT H.264 out of one pipe and into another: flat orange within 12" \
 	served_h264 srt srt-serve.sh 7001 srt-camera.sh srt://$TX_IP:7001
+run "SRT with the receiver listening: sender gone and back, orange, idle, orange" srt_recover
 run "RTP H.264 across the lossy link: flat orange within 12" rtp_h264
 run "RTSP H.264 out of one pipe and into another: flat orange within 12" \
 	served_h264 rtsp rtsp-serve.py 8554 rtsp-camera.sh rtsp://$TX_IP:8554/cam

@@ -10,6 +10,8 @@ crosswise: colours and a layout the idle colour bars cannot have.
   picture.py recover FILE REF       FILE's frames are REF, then others (idle
                                     frames), then REF again: a sender that
                                     left and came back
+  picture.py recover FILE W H TOL   the same with flat orange YUYV frames
+                                    (within TOL, as flat) for REF
   picture.py jpegs FILE REF         FILE is >= 2 copies of JPEG REF, nothing else
   picture.py yuv FILE FMT W H       the last frame in FILE shows the quadrants
                                     (any size: the reader may scale)
@@ -135,6 +137,23 @@ def png_pixels(path):
     return w, h, bpp, rows
 
 
+FLAT_POINTS = ((1, 1), (1, 7), (7, 1), (7, 7), (4, 4))  # eighths of W, H
+
+
+def not_flat(frame, w, h, tol):
+    """Why a YUYV frame is not flat orange within tol, or None."""
+    for fx, fy in FLAT_POINTS:
+        x, y = fx * w // 8, fy * h // 8
+        got = sample(frame, 'yuyv422', w, h, x, y)
+        if max(abs(p - q) for p, q in zip(got, ORANGE)) > tol:
+            return '(%d,%d) is YUV %s, not the producer\'s orange %s' % (x, y, got, ORANGE)
+    return None
+
+
+def is_flat(frame, w, h, tol):
+    return not_flat(frame, w, h, tol) is None
+
+
 def fail(msg):
     print('picture.py: ' + msg)
     sys.exit(1)
@@ -154,10 +173,18 @@ def main(a):
                 fail('frame %d of %d differs from the producer\'s' % (k, n))
         print('%d frames, every byte the producer\'s' % n)
     elif a[0] == 'recover':
-        data, ref = open(a[1], 'rb').read(), open(a[2], 'rb').read()
+        data = open(a[1], 'rb').read()
+        if len(a) > 3:
+            w, h, tol = int(a[2]), int(a[3]), int(a[4])
+            size = frame_size('yuyv422', w, h)
+            frames = [data[k * size:(k + 1) * size] for k in range(len(data) // size)]
+            good = [is_flat(f, w, h, tol) for f in frames]
+        else:
+            ref = open(a[2], 'rb').read()
+            good = [data[k * len(ref):(k + 1) * len(ref)] == ref
+                    for k in range(len(data) // len(ref))]
         runs = []
-        for k in range(len(data) // len(ref)):
-            got = data[k * len(ref):(k + 1) * len(ref)] == ref
+        for got in good:
             if runs and runs[-1][0] == got:
                 runs[-1][1] += 1
             else:
@@ -196,13 +223,9 @@ def main(a):
         if len(data) < size or len(data) % size:
             fail('%d bytes: not whole %dx%d YUYV frames' % (len(data), w, h))
         for k in range(len(data) // size):
-            frame = data[k * size:(k + 1) * size]
-            for x, y in ((w // 2, h // 2), (w // 8, h // 8), (7 * w // 8, h // 8),
-                         (w // 8, 7 * h // 8), (7 * w // 8, 7 * h // 8)):
-                got = sample(frame, 'yuyv422', w, h, x, y)
-                if max(abs(p - q) for p, q in zip(got, ORANGE)) > tol:
-                    fail('frame %d: (%d,%d) is YUV %s, not the producer\'s orange %s'
-                         % (k, x, y, got, ORANGE))
+            bad = not_flat(data[k * size:(k + 1) * size], w, h, tol)
+            if bad:
+                fail('frame %d: %s' % (k, bad))
         print('%d frames %dx%d: each the producer\'s flat orange' % (len(data) // size, w, h))
     elif a[0] == 'png':
         w, h, bpp, rows = png_pixels(a[1])

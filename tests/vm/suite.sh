@@ -194,6 +194,8 @@ run "isolation: a producer writing its buffers after QBUF changes no frame a rea
 	$IB -o $OUT0 -c $CAP00 -g paced
 run "idle frames: a reader that held every buffer gets one at once after QBUF" \
 	$IB -o $OUT0 -c $CAP00 -g idle
+run "Producer Timeout: idle frames in each silence, the second after the reader had none queued" \
+	$IB -o $OUT0 -c $CAP00 -g silence
 
 # Frames Without Producer: a reader set to Last Frame gets the stopped
 # producer's last frame bit-exact (a random picture: neither the test
@@ -478,9 +480,10 @@ slow_producer() {
 		vstreamsink device=$OUT0 >$LOG/slow.log 2>&1 &
 	p=$!
 	b=$(frames $OUT0)
-	wait_frames $OUT0 $((b + 1)) 120 || { kill $p; return 1; }
+	wait_frames $OUT0 $((b + 1)) 120 || { kill $p; wait $p; return 1; }
 	v4l2-ctl -d $OUT0 -C producer_timeout_ms
-	v4l2-ctl -d $CAP00 --stream-mmap --stream-count=3 --stream-to=/tmp/slow.yuyv
+	# bounded: a reader stalled by a regression fails here, not the suite
+	timeout 60 v4l2-ctl -d $CAP00 --stream-mmap --stream-count=3 --stream-to=/tmp/slow.yuyv
 	r=$?
 	kill $p
 	wait $p

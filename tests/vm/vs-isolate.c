@@ -31,6 +31,11 @@
  *           a buffer (its QBUF wakes the pipe thread), not at the
  *           thread's one-second fallback.  Judged by the frames' own
  *           timestamps, the driver's clock.
+ *   silence a producer that sets its Producer Timeout and goes silent
+ *           while the reader holds every buffer, speaks once (the reader
+ *           has no buffer: a drop), is silent again once the reader has
+ *           queued them all back: idle frames come (the producer's QBUF
+ *           after its silence woke the pipe thread to arm the deadline).
  * With -e the producer is external and already streaming: `videotestsrc
  * pattern=ball` in YUYV, so frames are checked to be its picture (a top
  * line mostly black, which the kernel's colour bars are not) instead of
@@ -634,6 +639,64 @@ static int group_idle(void)
 	return 0;
 }
 
+/* silence */
+
+#define VSTREAM_CID_PRODUCER_TIMEOUT	(V4L2_CID_USER_BASE | 0xe001)
+/* long enough that the reader's QBUFs below come before it runs out */
+#define SILENCE_MS	2000
+
+static int group_silence(void)
+{
+	struct v4l2_control ctrl = { .id = VSTREAM_CID_PRODUCER_TIMEOUT,
+				     .value = SILENCE_MS };
+	int type = V4L2_BUF_TYPE_VIDEO_OUTPUT;
+	struct v4l2_format f = fmt;
+	struct side o = { 0 };
+	struct v4l2_buffer b;
+	struct reader r;
+	unsigned int i, held[NBUF], nheld = 0;
+
+	open_side(&o, out_path, type);
+	CHECK(xioctl(o.fd, VIDIOC_S_FMT, &f) == 0, "S_FMT output");
+	CHECK(xioctl(o.fd, VIDIOC_S_CTRL, &ctrl) == 0, "S_CTRL Producer Timeout ms");
+	setup(&o, &f, NULL);
+	CHECK(xioctl(o.fd, VIDIOC_STREAMON, &type) == 0, "STREAMON output");
+	reader_open(&r, cap_path[0]);
+	/* a frame, then silence: idle frames fill the reader's other buffers */
+	fill(o.ptr[0], f.fmt.pix.sizeimage, 1);
+	qbuf(&o, 0, f.fmt.pix.sizeimage, 0);
+	CHECK(reader_next(&r, &b, 10000) == 0, "%s: no producer's frame", r.s.path);
+	held[nheld++] = b.index;
+	while (nheld < r.s.count) {
+		CHECK(dq(&r.s, &b, SILENCE_MS + 5000) == 0,
+		      "%s: no idle frame in the producer's silence", r.s.path);
+		CHECK(!intact(r.s.ptr[b.index], b.bytesused),
+		      "%s: a producer's frame in its silence", r.s.path);
+		held[nheld++] = b.index;
+	}
+	/* one frame while the reader has no buffer, every buffer back at once */
+	CHECK(dq(&o, &b, 5000) == 0, "DQBUF output");
+	fill(o.ptr[b.index], f.fmt.pix.sizeimage, 2);
+	qbuf(&o, b.index, f.fmt.pix.sizeimage, 0);
+	for (i = 0; i < nheld; i++)
+		qbuf(&r.s, held[i], 0, 0);
+	/* silent again: idle frames, not a reader waiting for ever */
+	CHECK(dq(&r.s, &b, SILENCE_MS + 5000) == 0,
+	      "%s: no frame %d ms into the producer's second silence", r.s.path,
+	      SILENCE_MS + 5000);
+	CHECK(!intact(r.s.ptr[b.index], b.bytesused),
+	      "%s: a producer's frame in its second silence", r.s.path);
+	reader_close(&r);
+	ctrl.value = 0;
+	CHECK(xioctl(o.fd, VIDIOC_S_CTRL, &ctrl) == 0, "S_CTRL Producer Timeout ms");
+	CHECK(xioctl(o.fd, VIDIOC_STREAMOFF, &type) == 0, "STREAMOFF output");
+	for (i = 0; i < o.count; i++)
+		munmap(o.ptr[i], o.len[i]);
+	close(o.fd);
+	printf("vs-isolate: silence: ok\n");
+	return 0;
+}
+
 /*
  * A stalled pipe must fail the test, not hang the suite: give up after
  * 300 one-second sleeps.  Counting sleeps, not reading a clock, because
@@ -691,5 +754,7 @@ int main(int argc, char **argv)
 		return group_paced();
 	if (!strcmp(group, "idle"))
 		return group_idle();
+	if (!strcmp(group, "silence"))
+		return group_silence();
 	return 2;
 }
