@@ -159,6 +159,38 @@ srt_recover() {
 	[ $r = 0 ] && $PIC recover /tmp/net-srtr.yuyv 320 240 12
 }
 
+# The serving recipes' encoder reads the node's own buffers when the pipe
+# streams a format it takes: an NV12 producer, then srt-serve.sh's and
+# rtsp-serve.py's vstreamsrc ! videoconvert (passing through) ! x264enc.
+# vstreamsrc's stats: every frame pushed zero-copy, none copied
+encoder_zero_copy() {
+	FORMAT=NV12 FG=0xffff8000 $P/virtual-camera.sh $OUT0 >$LOG/zc-producer.log 2>&1 &
+	prod=$!
+	b=$(frames $OUT0)
+	wait_frames $OUT0 $((b + 5)) 180 || { stop $prod; return 1; }
+	timeout 180 /usr/bin/python3 - $CAP0 <<-'PY'
+	import sys
+	import gi
+	gi.require_version('Gst', '1.0')
+	from gi.repository import Gst
+	Gst.init(None)
+	p = Gst.parse_launch(
+	    'vstreamsrc name=src device=%s num-buffers=30 ! videoconvert ! x264enc '
+	    'tune=zerolatency speed-preset=ultrafast ! fakesink' % sys.argv[1])
+	p.set_state(Gst.State.PLAYING)
+	msg = p.get_bus().timed_pop_filtered(
+	    Gst.CLOCK_TIME_NONE, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+	stats = p.get_by_name('src').get_property('stats')
+	p.set_state(Gst.State.NULL)
+	print(msg.type, stats.to_string())
+	copies, zero = stats.get_uint64('copies')[1], stats.get_uint64('zero-copy')[1]
+	sys.exit(0 if msg.type == Gst.MessageType.EOS and copies == 0 and zero >= 30 else 1)
+	PY
+	r=$?
+	stop $prod
+	return $r
+}
+
 # H.264 over RTP: no retransmission, so a lost packet could spoil frames
 # until the next key frame (one a second); judged as SRT's, 5 frames
 rtp_h264() {
@@ -258,6 +290,7 @@ v4l2-ctl -d $OUT0 -c producer_timeout_ms=0
 run "SRT H.264 out of one pipe and into another: flat orange within 12" \
 	served_h264 srt srt-serve.sh 7001 srt-camera.sh srt://$TX_IP:7001
 run "SRT with the receiver listening: sender gone and back, orange, idle, orange" srt_recover
+run "the serving recipes' encoder takes the node's NV12 buffers, no copy" encoder_zero_copy
 run "RTP H.264 across the lossy link: flat orange within 12" rtp_h264
 run "RTSP H.264 out of one pipe and into another: flat orange within 12" \
 	served_h264 rtsp rtsp-serve.py 8554 rtsp-camera.sh rtsp://$TX_IP:8554/cam
