@@ -244,10 +244,20 @@ net_latency() {
 }
 
 # pipe_memory: what a 1080p pipe holds in the kernel (VmallocUsed: vb2's
-# buffers and the frames in flight), a producer and then one reader each
-# streaming 4 MMAP buffers of 1920x1080 YUYV.  Printed, not judged.
+# buffers and the frames in flight) and the guest's CPU use, a producer
+# and then one reader each streaming 4 MMAP buffers of 1920x1080 YUYV.
+# Printed, not judged.
 vmalloc_kb() {
 	sed -n 's/^VmallocUsed: *\([0-9]*\) kB/\1/p' /proc/meminfo
+}
+# busy: % of all CPUs in use over a 5 s window (/proc/stat): a measuring
+# interval, not a wait for anything
+busy() {
+	read -r _ u1 n1 s1 i1 w1 q1 sq1 _ </proc/stat
+	sleep 5
+	read -r _ u2 n2 s2 i2 w2 q2 sq2 _ </proc/stat
+	t=$((u2 + n2 + s2 + i2 + w2 + q2 + sq2 - u1 - n1 - s1 - i1 - w1 - q1 - sq1))
+	echo $((100 * (t - (i2 - i1) - (w2 - w1)) / t))
 }
 pipe_memory() {
 	v4l2-ctl -d $OUT1 --set-fmt-video-out=width=1920,height=1080,pixelformat=YUYV &&
@@ -258,15 +268,23 @@ pipe_memory() {
 	prod=$!
 	b=$(frames $OUT1)
 	wait_frames $OUT1 $((b + 10)) 120 || { stop $prod; return 1; }
-	m1=$(vmalloc_kb)
+	m1=$(vmalloc_kb) f0=$(frames $OUT1)
+	c1=$(busy)
+	f1=$(frames $OUT1)
 	v4l2-ctl -d $CAP1 --stream-mmap=4 --stream-count=100000 >/dev/null 2>&1 &
 	rd=$!
 	b=$(frames $CAP1)
 	wait_frames $CAP1 $((b + 10)) 120 || { stop $rd $prod; return 1; }
-	m2=$(vmalloc_kb)
+	m2=$(vmalloc_kb) f2=$(frames $OUT1)
+	c2=$(busy)
+	f3=$(frames $OUT1)
+	echo "reader's stats: $(cat /sys/class/video4linux/${CAP1#/dev/}/stats | tr '\n' ' ')"
 	stop $rd $prod
 	echo "# memory, 1920x1080 YUYV, 4 buffers a side: the producer" \
 		"$(((m1 - m0) / 1024)) MiB, each reader $(((m2 - m1) / 1024)) MiB more"
+	echo "# CPU, 2 vCPUs, TCG: the producer (v4l2-ctl drawing its pattern)" \
+		"$c1 % at $(((f1 - f0) / 5)) frames/s, with an MMAP reader $c2 %" \
+		"at $(((f3 - f2) / 5)) frames/s"
 }
 
 echo "# vstream network group on $(uname -r)"
@@ -296,8 +314,8 @@ run "RTSP H.264 out of one pipe and into another: flat orange within 12" \
 	served_h264 rtsp rtsp-serve.py 8554 rtsp-camera.sh rtsp://$TX_IP:8554/cam
 run "latency the network path adds (printed, not judged)" net_latency
 grep '^# latency' $LOG/$n.log
-run "memory a 1080p pipe takes (printed, not judged)" pipe_memory
-grep '^# memory' $LOG/$n.log
+run "memory and CPU a 1080p pipe takes (printed, not judged)" pipe_memory
+grep -E '^# (memory|CPU)' $LOG/$n.log
 run "dmesg has no WARNING/BUG/Oops" \
 	sh -c "! dmesg | $S/tests/vm/dmesg-filter | grep -E 'WARNING:|BUG:|Oops|Call Trace'"
 echo "1..$n"
