@@ -162,12 +162,17 @@ srt_recover() {
 # The serving recipes' encoder reads the node's own buffers when the pipe
 # streams a format it takes: an NV12 producer, then srt-serve.sh's and
 # rtsp-serve.py's vstreamsrc ! videoconvert (passing through) ! x264enc.
-# vstreamsrc's stats: every frame pushed zero-copy, none copied
+# vstreamsrc's stats: every frame pushed zero-copy, none copied; the
+# reader node's: no copy or conversion in the kernel either
+stat_of() {
+	sed -n "s/^$2 //p" /sys/class/video4linux/${1#/dev/}/stats
+}
 encoder_zero_copy() {
 	FORMAT=NV12 FG=0xffff8000 $P/virtual-camera.sh $OUT0 >$LOG/zc-producer.log 2>&1 &
 	prod=$!
 	b=$(frames $OUT0)
 	wait_frames $OUT0 $((b + 5)) 180 || { stop $prod; return 1; }
+	kc=$(stat_of $CAP0 copies)
 	timeout 180 /usr/bin/python3 - $CAP0 <<-'PY'
 	import sys
 	import gi
@@ -188,7 +193,8 @@ encoder_zero_copy() {
 	PY
 	r=$?
 	stop $prod
-	return $r
+	echo "reader node: $(tr '\n' ' ' </sys/class/video4linux/${CAP0#/dev/}/stats)"
+	[ $r = 0 ] && [ "$(stat_of $CAP0 copies)" = "$kc" ]
 }
 
 # H.264 over RTP: no retransmission, so a lost packet could spoil frames
