@@ -124,41 +124,6 @@ served_h264() {
 	return $r
 }
 
-# SRT the other way round, and a sender that goes and comes back: pipe
-# 1's recipe listens here, the server in "tx" calls it.  A reader open
-# throughout gets flat orange, the idle bars once the sender is gone for
-# the recipe's Producer Timeout, then flat orange again
-srt_recover() {
-	$TX env FG=0xffff8000 $P/virtual-camera.sh $OUT0 >$LOG/srtr-producer.log 2>&1 &
-	prod=$!
-	$P/srt-camera.sh $OUT1 srt://:7002 >$LOG/srtr-camera.log 2>&1 &
-	cam=$!
-	$TX $P/srt-serve.sh $CAP0 srt://$RX_IP:7002 >$LOG/srtr-serve.log 2>&1 &
-	srv=$!
-	b=$(frames $OUT1)
-	if wait_frames $OUT1 $((b + 10)) 240; then
-		v4l2-ctl -d $CAP1 --stream-mmap --stream-count=100000 \
-			--stream-to=/tmp/net-srtr.yuyv >/dev/null 2>&1 &
-		rd=$!
-		b=$(frames $CAP1)
-		wait_frames $CAP1 $((b + 15)) 180 && stop $srv && echo "sender stopped" &&
-			b=$(frames $CAP1) && wait_frames $CAP1 $((b + 30)) 120 && {
-			$TX $P/srt-serve.sh $CAP0 srt://$RX_IP:7002 >>$LOG/srtr-serve.log 2>&1 &
-			srv=$!
-			echo "sender started again"
-			b=$(frames $OUT1)
-			wait_frames $OUT1 $((b + 15)) 240
-		}
-		r=$?
-		stop $rd
-	else
-		r=1
-	fi
-	stop $srv $cam $prod
-	cat $LOG/srtr-camera.log $LOG/srtr-serve.log
-	[ $r = 0 ] && $PIC recover /tmp/net-srtr.yuyv 320 240 12
-}
-
 # The serving recipes' encoder reads the node's own buffers when the pipe
 # streams a format it takes: an NV12 producer, then srt-serve.sh's and
 # rtsp-serve.py's vstreamsrc ! videoconvert (passing through) ! x264enc.
@@ -313,7 +278,6 @@ v4l2-ctl -d $OUT0 -c producer_timeout_ms=0
 # SRT retransmits what netem drops
 run "SRT H.264 out of one pipe and into another: flat orange within 12" \
 	served_h264 srt srt-serve.sh 7001 srt-camera.sh srt://$TX_IP:7001
-run "SRT with the receiver listening: sender gone and back, orange, idle, orange" srt_recover
 run "the serving recipes' encoder takes the node's NV12 buffers, no copy" encoder_zero_copy
 run "RTP H.264 across the lossy link: flat orange within 12" rtp_h264
 run "RTSP H.264 out of one pipe and into another: flat orange within 12" \
