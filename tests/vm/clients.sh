@@ -8,14 +8,8 @@
 # standing in for one.  Usage: clients.sh BUILDDIR SRCDIR
 B=$(readlink -f "$1")
 S=$(readlink -f "$2")
-K=$VSTREAM_KROOT
-LOG=$B/vm-logs-clients
-rm -rf $LOG
-mkdir -p $LOG
-export GST_PLUGIN_PATH=$B/gst-plugin GST_REGISTRY=/tmp/gst-registry.bin
-export GST_DEBUG_NO_COLOR=1 TMPDIR=/tmp TEMP=/tmp
 . $S/tests/vm/lib.sh
-PIC="python3 $S/tests/vm/picture.py"
+group_init clients
 PAGE=$S/tests/vm/camera.html
 T=/tmp/clients
 mkdir -p $T

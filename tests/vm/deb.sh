@@ -10,7 +10,7 @@
 # Usage: deb.sh DEBDIR BUILDDIR SRCDIR VERSION (tests/deb-build.sh has
 # checked that debian/changelog says VERSION)
 set -eu
-D=$1 B=$2 S=$3 ver=$4 K=$VSTREAM_KROOT
+D=$1 B=$2 S=$3 ver=$4
 kver=$(uname -r)
 say() { echo "deb: $*"; }
 arch=$(dpkg --print-architecture)

@@ -7,7 +7,7 @@
 # stable names, and frames go through bit-exact.
 # Usage: install.sh BUILDDIR SRCDIR
 set -e
-B=$1 S=$2 K=$VSTREAM_KROOT
+B=$1 S=$2
 kver=$(uname -r)
 M=/tmp/mroot
 say() { echo "install: $*"; }

@@ -1,7 +1,21 @@
-# Helpers shared by the guest-side suites (suite.sh, clients.sh); the
-# caller sets B (build dir), K (module root) and LOG (log dir).
+# Helpers shared by the guest-side suites (suite.sh, clients.sh, net.sh,
+# runtime.sh, install.sh, deb.sh); the caller sets B (build dir) and S
+# (source dir) before sourcing it.
 n=0
 failed=0
+K=$VSTREAM_KROOT
+PIC="python3 $S/tests/vm/picture.py"
+
+# group_init NAME: a TAP group's fresh log dir $LOG ($B/vm-logs-NAME, or
+# $B/vm-logs for the main suite) and the GStreamer environment its
+# pipelines run in: this build's plugins, a registry in the guest's tmpfs
+group_init() {
+	LOG=$B/vm-logs${1:+-$1}
+	rm -rf $LOG
+	mkdir -p $LOG
+	export GST_PLUGIN_PATH=$B/gst-plugin GST_REGISTRY=/tmp/gst-registry.bin
+	export GST_DEBUG_NO_COLOR=1 TMPDIR=/tmp TEMP=/tmp
+}
 
 # run NAME CMD...: one TAP test; its output goes to the log, the tail to TAP
 run() {
@@ -60,12 +74,18 @@ load() {
 }
 
 
-# frames NODE: the node's frame counter (its sysfs stats), builtins only
-frames() {
+# node_stat NODE KEY: one of the node's counters (its sysfs stats),
+# builtins only
+node_stat() {
 	while read -r k v; do
-		[ "$k" = frames ] && { echo $v; return 0; }
+		[ "$k" = "$2" ] && { echo $v; return 0; }
 	done </sys/class/video4linux/${1#/dev/}/stats
 	return 1
+}
+
+# frames NODE: the node's frame counter
+frames() {
+	node_stat $1 frames
 }
 
 # wait_frames NODE COUNT SECS: until NODE's counter reaches COUNT, a real

@@ -8,15 +8,9 @@
 # Usage: net.sh BUILDDIR SRCDIR
 B=$(readlink -f "$1")
 S=$(readlink -f "$2")
-K=$VSTREAM_KROOT
-LOG=$B/vm-logs-net
-rm -rf $LOG
-mkdir -p $LOG
-export GST_PLUGIN_PATH=$B/gst-plugin GST_REGISTRY=/tmp/gst-registry.bin
-export GST_DEBUG_NO_COLOR=1 TMPDIR=/tmp TEMP=/tmp
 . $S/tests/vm/lib.sh
+group_init net
 P=$S/pipelines
-PIC="python3 $S/tests/vm/picture.py"
 TX="ip netns exec tx"
 RX_IP=10.9.0.2 TX_IP=10.9.0.1
 export WIDTH=320 HEIGHT=240
@@ -129,15 +123,12 @@ served_h264() {
 # rtsp-serve.py's vstreamsrc ! videoconvert (passing through) ! x264enc.
 # vstreamsrc's stats: every frame pushed zero-copy, none copied; the
 # reader node's: no copy or conversion in the kernel either
-stat_of() {
-	sed -n "s/^$2 //p" /sys/class/video4linux/${1#/dev/}/stats
-}
 encoder_zero_copy() {
 	FORMAT=NV12 FG=0xffff8000 $P/virtual-camera.sh $OUT0 >$LOG/zc-producer.log 2>&1 &
 	prod=$!
 	b=$(frames $OUT0)
 	wait_frames $OUT0 $((b + 5)) 180 || { stop $prod; return 1; }
-	kc=$(stat_of $CAP0 copies)
+	kc=$(node_stat $CAP0 copies)
 	timeout 180 /usr/bin/python3 - $CAP0 <<-'PY'
 	import sys
 	import gi
@@ -159,7 +150,7 @@ encoder_zero_copy() {
 	r=$?
 	stop $prod
 	echo "reader node: $(tr '\n' ' ' </sys/class/video4linux/${CAP0#/dev/}/stats)"
-	[ $r = 0 ] && [ "$(stat_of $CAP0 copies)" = "$kc" ]
+	[ $r = 0 ] && [ "$(node_stat $CAP0 copies)" = "$kc" ]
 }
 
 # H.264 over RTP: no retransmission, so a lost packet could spoil frames

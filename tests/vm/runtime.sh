@@ -3,7 +3,6 @@
 # TAP test of suite.sh; the pipes they make carry over from step to step.
 # Usage: runtime.sh BUILDDIR SRCDIR STEP
 B=$1 S=$2 step=$3
-K=$VSTREAM_KROOT
 . $S/tests/vm/lib.sh
 CTL=$B/tools/vstream-ctl
 CFG=/sys/kernel/config/vstream
