@@ -4,9 +4,9 @@
 # uses exported there: the driver reaches memory through APIs every
 # architecture exports (its old page-table code could not link on
 # powerpc).  The headers come from Debian's archive through an apt state
-# of their own, cached (the system's apt state and architectures are left
-# alone); the compilers are gcc-aarch64-linux-gnu and
-# gcc-powerpc64le-linux-gnu (tools/install-deps.sh).
+# of their own, cached (tests/cross-apt.sh); the compilers are
+# gcc-aarch64-linux-gnu and gcc-powerpc64le-linux-gnu
+# (tools/install-deps.sh).
 # Usage: kmod-cross.sh KDIR SRCDIR.  SKIP (77) without a compiler, or on a
 # KDIR that is not Debian's amd64 headers.
 set -eu
@@ -19,40 +19,8 @@ esac
 for cc in aarch64-linux-gnu-gcc powerpc64le-linux-gnu-gcc; do
 	command -v $cc >/dev/null || { echo "SKIP: no $cc"; exit 77; }
 done
-suite=$(. /etc/os-release && echo "$VERSION_CODENAME")
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/vstream-vm/cross-$abi
-apt_opts() {
-	echo "-o Dir::Etc::SourceList=$cache/sources.list -o Dir::Etc::SourceParts=/dev/null" \
-		"-o Dir::State::Lists=$cache/lists -o Dir::Cache=$cache/apt" \
-		"-o Dir::State::status=/dev/null -o APT::Architectures::=arm64" \
-		"-o APT::Architectures::=ppc64el -o Debug::NoLocking=1"
-}
-# fetch DEBARCH FLAVOUR: Debian's headers of this kernel for DEBARCH,
-# unpacked under $cache/root; their Makefile includes the common headers
-# and their scripts link the kbuild tools, both of which KDIR's packages
-# installed on this machine
-fetch() {
-	h=$cache/root/usr/src/linux-headers-$abi-$2
-	[ -e "$h/Makefile" ] && return 0
-	mkdir -p "$cache/lists/partial" "$cache/apt/archives/partial" "$cache/dl"
-	if [ ! -e "$cache/sources.list" ]; then
-		k=/usr/share/keyrings/debian-archive-keyring.gpg
-		for s in "debian $suite" "debian $suite-updates" "debian-security $suite-security"; do
-			echo "deb [arch=arm64,ppc64el signed-by=$k] http://deb.debian.org/${s% *} ${s#* } main"
-		done >"$cache/sources.list"
-		# shellcheck disable=SC2046
-		apt-get $(apt_opts) update >"$cache/update.log" 2>&1 ||
-			{ cat "$cache/update.log"; rm "$cache/sources.list"; return 1; }
-	fi
-	# shellcheck disable=SC2046
-	(cd "$cache/dl" && apt-get $(apt_opts) download "linux-headers-$abi-$2:$1") \
-		>"$cache/download.log" 2>&1 || { cat "$cache/download.log"; return 1; }
-	dpkg-deb -x "$cache/dl/linux-headers-$abi-$2_"*"_$1.deb" "$cache/root"
-	kb=$(readlink "$h/scripts")	# ../../lib/linux-kbuild-X/scripts
-	kb=${kb%/scripts}
-	mkdir -p "$cache/root/usr/lib"
-	ln -sfn "/usr/lib/${kb##*/}" "$cache/root/usr/lib/${kb##*/}"
-}
+. "$src/tests/cross-apt.sh"
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 bad=0
@@ -60,7 +28,7 @@ for target in "arm64 arm64 arm64 aarch64-linux-gnu- aarch64" \
 	"ppc64el powerpc64le powerpc powerpc64le-linux-gnu- PowerPC"; do
 	# shellcheck disable=SC2086
 	set -- $target
-	fetch "$1" "$2"
+	cross_headers "$1" "$2"
 	mkdir "$t/$1"
 	cp "$src"/kmod/*.c "$src"/kmod/*.h "$src"/kmod/Kbuild "$src"/kmod/dkms.conf "$t/$1/"
 	if ! make -s -C "$cache/root/usr/src/linux-headers-$abi-$2" M="$t/$1" ARCH=$3 \
