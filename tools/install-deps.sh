@@ -11,9 +11,11 @@ apt-get install -y --no-install-recommends \
 	gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good \
 	gstreamer1.0-plugins-base-apps \
 	ca-certificates
-# The module built for other architectures (tests/kmod-cross.sh)
+# The module built for other architectures (tests/kmod-cross.sh), and run
+# in an arm64 guest with static test programs (tests/vm/arm64.sh)
 apt-get install -y --no-install-recommends \
-	gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu file
+	gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu file \
+	libc6-dev-arm64-cross qemu-system-arm
 # The Debian packages, built and checked (tests/deb-build.sh)
 apt-get install -y --no-install-recommends debhelper dh-dkms lintian systemd udev
 # The applications the real-clients vm group points at a virtual camera
