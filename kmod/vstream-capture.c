@@ -11,7 +11,13 @@
 #include "vstream.h"
 #include "vstream-compat.h"
 
-/* Keep the test pattern generator in step with the node's format. */
+/**
+ * vstream_cap_setup_tpg() - set the test pattern generator to the node's format
+ * @node: a capture node, its format just set
+ *
+ * Keeps the idle pattern in step with the node's format, size, field and
+ * colorimetry; compressed formats have no pattern.
+ */
 void vstream_cap_setup_tpg(struct vstream_node *node)
 {
 	struct v4l2_pix_format *pix = &node->fmt;
@@ -33,7 +39,12 @@ void vstream_cap_setup_tpg(struct vstream_node *node)
 	tpg_update_mv_step(tpg);
 }
 
-/* Called with pipe->lock held, only when this reader owns no buffers. */
+/**
+ * vstream_cap_follow_producer() - take the producer's format and interval
+ * @cap: a capture node that owns no buffers
+ *
+ * Context: pipe->lock held.  A reader with buffers keeps its format.
+ */
 void vstream_cap_follow_producer(struct vstream_node *cap)
 {
 	struct vstream_node *out = &cap->pipe->out;

@@ -12,9 +12,14 @@
 #include "vstream.h"
 #include "vstream-compat.h"
 
-/*
+/**
+ * vstream_producer_locked() - whether the producer's format is the pipe's
+ * @pipe: the pipe
+ *
  * Once the producer owns buffers its format is the pipe's format: every
  * reader that is not itself busy follows it.
+ *
+ * Return: true while the output queue owns buffers.
  */
 bool vstream_producer_locked(struct vstream_pipe *pipe)
 {
@@ -54,6 +59,14 @@ static void vstream_node_names(struct vstream_node *node, struct v4l2_capability
 			 pipe->id, node->reader);
 }
 
+/**
+ * vstream_querycap() - VIDIOC_QUERYCAP of either direction
+ * @file: the open node
+ * @priv: the file handle (unused)
+ * @cap: filled with the driver, card and bus_info names and capabilities
+ *
+ * Return: 0.
+ */
 int vstream_querycap(struct file *file, void *priv, struct v4l2_capability *cap)
 {
 	struct vstream_node *node = video_drvdata(file);
@@ -69,6 +82,17 @@ int vstream_querycap(struct file *file, void *priv, struct v4l2_capability *cap)
 	return 0;
 }
 
+/**
+ * vstream_enum_fmt() - VIDIOC_ENUM_FMT of either direction and API
+ * @file: the open node
+ * @priv: the file handle (unused)
+ * @f: @f->index and @f->type in, the format out
+ *
+ * A reader that follows a producer, and a pipe with a fixed format, offer
+ * one format; otherwise every format of the table.
+ *
+ * Return: 0, or -EINVAL for another buffer type or an index past the end.
+ */
 int vstream_enum_fmt(struct file *file, void *priv, struct v4l2_fmtdesc *f)
 {
 	struct vstream_node *node = video_drvdata(file);
@@ -190,6 +214,16 @@ static bool vstream_idle_interval(const struct vstream_node *node, unsigned int 
 	return false;
 }
 
+/**
+ * vstream_enum_framesizes() - VIDIOC_ENUM_FRAMESIZES
+ * @file: the open node
+ * @priv: the file handle (unused)
+ * @fsize: @fsize->index and @fsize->pixel_format in, the size out
+ *
+ * See vstream_idle_sizes[] for what an idle reader offers.
+ *
+ * Return: 0, or -EINVAL for an unknown format or an index past the end.
+ */
 int vstream_enum_framesizes(struct file *file, void *priv,
 			    struct v4l2_frmsizeenum *fsize)
 {
@@ -300,6 +334,15 @@ static void vstream_idle_snap_interval(const struct vstream_node *node,
 	*tpf = pick;
 }
 
+/**
+ * vstream_enum_frameintervals() - VIDIOC_ENUM_FRAMEINTERVALS
+ * @file: the open node
+ * @priv: the file handle (unused)
+ * @fival: format, size and index in, the interval out
+ *
+ * Return: 0, or -EINVAL for a format or size the node does not offer or
+ * an index past the end.
+ */
 int vstream_enum_frameintervals(struct file *file, void *priv,
 				struct v4l2_frmivalenum *fival)
 {
@@ -338,6 +381,14 @@ int vstream_enum_frameintervals(struct file *file, void *priv,
 	return 0;
 }
 
+/**
+ * vstream_g_fmt() - VIDIOC_G_FMT, single-planar
+ * @file: the open node
+ * @priv: the file handle (unused)
+ * @f: the node's format out
+ *
+ * Return: 0, or -EINVAL for another buffer type.
+ */
 int vstream_g_fmt(struct file *file, void *priv, struct v4l2_format *f)
 {
 	struct vstream_node *node = video_drvdata(file);
@@ -349,6 +400,14 @@ int vstream_g_fmt(struct file *file, void *priv, struct v4l2_format *f)
 	return 0;
 }
 
+/**
+ * vstream_try_fmt() - VIDIOC_TRY_FMT, single-planar
+ * @file: the open node
+ * @priv: the file handle (unused)
+ * @f: the request in, the nearest format the node accepts out
+ *
+ * Return: 0, or -EINVAL for another buffer type.
+ */
 int vstream_try_fmt(struct file *file, void *priv, struct v4l2_format *f)
 {
 	struct vstream_node *node = video_drvdata(file);
@@ -391,6 +450,15 @@ int vstream_try_fmt(struct file *file, void *priv, struct v4l2_format *f)
 	return 0;
 }
 
+/**
+ * vstream_s_fmt() - VIDIOC_S_FMT, single-planar
+ * @file: the open node
+ * @priv: the file handle (unused)
+ * @f: the request in, the format set out (as vstream_try_fmt() gives it)
+ *
+ * Return: 0; -EINVAL for another buffer type; -EBUSY if the node's queue
+ * owns buffers and the format would change.
+ */
 int vstream_s_fmt(struct file *file, void *priv, struct v4l2_format *f)
 {
 	struct vstream_node *node = video_drvdata(file);
@@ -470,21 +538,53 @@ static int vstream_fmt_mplane(struct file *file, void *priv, struct v4l2_format 
 	return ret;
 }
 
+/**
+ * vstream_g_fmt_mplane() - VIDIOC_G_FMT, multi-planar (one plane)
+ * @file: the open node
+ * @priv: the file handle (unused)
+ * @f: the node's format out
+ *
+ * Return: as vstream_g_fmt().
+ */
 int vstream_g_fmt_mplane(struct file *file, void *priv, struct v4l2_format *f)
 {
 	return vstream_fmt_mplane(file, priv, f, vstream_g_fmt);
 }
 
+/**
+ * vstream_try_fmt_mplane() - VIDIOC_TRY_FMT, multi-planar (one plane)
+ * @file: the open node
+ * @priv: the file handle (unused)
+ * @f: the request in, the nearest format the node accepts out
+ *
+ * Return: as vstream_try_fmt().
+ */
 int vstream_try_fmt_mplane(struct file *file, void *priv, struct v4l2_format *f)
 {
 	return vstream_fmt_mplane(file, priv, f, vstream_try_fmt);
 }
 
+/**
+ * vstream_s_fmt_mplane() - VIDIOC_S_FMT, multi-planar (one plane)
+ * @file: the open node
+ * @priv: the file handle (unused)
+ * @f: the request in, the format set out
+ *
+ * Return: as vstream_s_fmt().
+ */
 int vstream_s_fmt_mplane(struct file *file, void *priv, struct v4l2_format *f)
 {
 	return vstream_fmt_mplane(file, priv, f, vstream_s_fmt);
 }
 
+/**
+ * vstream_g_parm() - VIDIOC_G_PARM: the node's time per frame
+ * @file: the open node
+ * @priv: the file handle (unused)
+ * @parm: the node's interval out
+ *
+ * Return: 0, or -EINVAL for another buffer type.
+ */
 int vstream_g_parm(struct file *file, void *priv, struct v4l2_streamparm *parm)
 {
 	struct vstream_node *node = video_drvdata(file);
@@ -506,6 +606,18 @@ int vstream_g_parm(struct file *file, void *priv, struct v4l2_streamparm *parm)
 	return 0;
 }
 
+/**
+ * vstream_s_parm() - VIDIOC_S_PARM: set the node's time per frame
+ * @file: the open node
+ * @priv: the file handle (unused)
+ * @parm: the interval asked in, the one set out
+ *
+ * The interval is clamped to the driver's range; a capture node, and the
+ * output node of a pipe with a fixed format, take the nearest they offer.
+ * A reader that follows a producer keeps the producer's.
+ *
+ * Return: 0, or -EINVAL for another buffer type.
+ */
 int vstream_s_parm(struct file *file, void *priv, struct v4l2_streamparm *parm)
 {
 	struct vstream_node *node = video_drvdata(file);
@@ -524,6 +636,14 @@ int vstream_s_parm(struct file *file, void *priv, struct v4l2_streamparm *parm)
 	return vstream_g_parm(file, priv, parm);
 }
 
+/**
+ * vstream_return_buffers() - give every queued buffer back to vb2
+ * @node: a node whose streaming stops
+ * @state: the state the buffers return in
+ *
+ * Drops the frames producer buffers were detached for.
+ * Context: pipe->lock held (from stop_streaming).
+ */
 void vstream_return_buffers(struct vstream_node *node, enum vb2_buffer_state state)
 {
 	struct vstream_buffer *buf, *tmp;
@@ -537,12 +657,21 @@ void vstream_return_buffers(struct vstream_node *node, enum vb2_buffer_state sta
 	}
 }
 
-/*
- * The queue_setup both directions share.  REQBUFS (*nplanes == 0) gets at
- * least min_buffers; CREATE_BUFS gets what it asks for, one plane of any
- * size from the format's up.  Either way one queue holds at most
- * max_queue_mb of frame memory, so no opener can pin more (the count
- * shrinks to fit, or ENOMEM).
+/**
+ * vstream_queue_setup() - the queue_setup both directions share
+ * @node: the node of the queue
+ * @nbuffers: the buffer count asked in, the count granted out
+ * @nplanes: 0 for REQBUFS, else CREATE_BUFS's plane count
+ * @sizes: CREATE_BUFS's plane size in, the size of each buffer out
+ *
+ * REQBUFS gets at least min_buffers; CREATE_BUFS gets what it asks for,
+ * one plane of any size from the format's up.  Either way one queue holds
+ * at most max_queue_mb of frame memory, so no opener can pin more (the
+ * count shrinks to fit).
+ *
+ * Return: 0; -EINVAL for CREATE_BUFS of more than one plane or a size
+ * below the format's; -ENOMEM if the queue's buffers already fill
+ * max_queue_mb.
  */
 int vstream_queue_setup(struct vstream_node *node, unsigned int *nbuffers,
 			unsigned int *nplanes, unsigned int sizes[])
@@ -570,6 +699,15 @@ int vstream_queue_setup(struct vstream_node *node, unsigned int *nbuffers,
 	return 0;
 }
 
+/**
+ * vstream_queue_init() - set up a node's vb2 queue
+ * @node: the node, its direction and its pipe's API set
+ *
+ * MMAP, USERPTR, DMABUF and read() or write(), the pipe's lock as the
+ * queue's.
+ *
+ * Return: vb2_queue_init()'s result.
+ */
 int vstream_queue_init(struct vstream_node *node)
 {
 	struct vb2_queue *q = &node->queue;

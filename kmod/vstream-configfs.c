@@ -339,6 +339,11 @@ static struct configfs_subsystem vstream_cfs_subsys = {
 	},
 };
 
+/**
+ * vstream_configfs_init() - register /sys/kernel/config/vstream
+ *
+ * Return: configfs_register_subsystem()'s result.
+ */
 int vstream_configfs_init(void)
 {
 	config_group_init(&vstream_cfs_subsys.su_group);
@@ -346,6 +351,11 @@ int vstream_configfs_init(void)
 	return configfs_register_subsystem(&vstream_cfs_subsys);
 }
 
+/**
+ * vstream_configfs_exit() - unregister /sys/kernel/config/vstream
+ *
+ * Runs only when no runtime pipe is left: each holds a module reference.
+ */
 void vstream_configfs_exit(void)
 {
 	configfs_unregister_subsystem(&vstream_cfs_subsys);

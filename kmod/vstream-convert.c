@@ -110,7 +110,14 @@ static bool vstream_yuv_known(u32 fourcc)
 	}
 }
 
-/* A reader streaming @dst can be fed from a producer streaming @src. */
+/**
+ * vstream_can_convert() - whether the driver converts between two formats
+ * @src: the producer's format
+ * @dst: a reader's format
+ *
+ * Return: true if a reader streaming @dst can be fed from a producer
+ * streaming @src.
+ */
 bool vstream_can_convert(const struct v4l2_pix_format *src,
 			 const struct v4l2_pix_format *dst)
 {
@@ -144,9 +151,14 @@ static void vstream_fill(u8 *d, u32 dstride, u8 dstep, u32 dw, u32 dh, u8 val)
 			d[y * dstride + x * dstep] = val;
 }
 
-/*
- * Convert the frame at @sbuf (format @src) into @dbuf (format @dst); the
- * caller checked vstream_can_convert() and the sizes of both buffers.
+/**
+ * vstream_convert() - convert and scale one frame
+ * @src: the format of @sbuf
+ * @sbuf: the producer's frame
+ * @dst: the format of @dbuf
+ * @dbuf: the reader's buffer
+ *
+ * The caller checked vstream_can_convert() and the sizes of both buffers.
  */
 void vstream_convert(const struct v4l2_pix_format *src, const void *sbuf,
 		     const struct v4l2_pix_format *dst, void *dbuf)

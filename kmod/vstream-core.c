@@ -204,10 +204,13 @@ static void vstream_pipe_release(struct v4l2_device *v4l2_dev)
 	kfree(pipe);
 }
 
-/*
- * Unregister the nodes, as a camera that is unplugged: streaming stops,
- * open file handles get ENODEV until closed, mappings stay valid until
- * unmapped.  The pipe itself goes with its last file handle.
+/**
+ * vstream_pipe_destroy() - unregister a pipe's nodes
+ * @pipe: the pipe
+ *
+ * As a camera that is unplugged: streaming stops, open file handles get
+ * ENODEV until closed, mappings stay valid until unmapped.  The pipe
+ * itself goes with its last file handle.
  */
 void vstream_pipe_destroy(struct vstream_pipe *pipe)
 {
@@ -222,7 +225,15 @@ void vstream_pipe_destroy(struct vstream_pipe *pipe)
 	v4l2_device_put(&pipe->v4l2_dev);
 }
 
-/* A name for a runtime pipe: it becomes part of node and udev names. */
+/**
+ * vstream_name_valid() - whether @name may name a runtime pipe
+ * @name: the configfs directory name
+ *
+ * It becomes part of node and udev names: 1 to 20 ASCII letters, digits,
+ * '-' and '_', starting with a letter or digit, and not "vstream-<N>".
+ *
+ * Return: true if it may.
+ */
 bool vstream_name_valid(const char *name)
 {
 	size_t len = strlen(name);
@@ -240,6 +251,13 @@ bool vstream_name_valid(const char *name)
 	return sscanf(name, "vstream-%u%c", &n, &c) != 1;
 }
 
+/**
+ * vstream_check_config() - validate a pipe description
+ * @cfg: the description
+ *
+ * Return: 0, or -EINVAL for a reader count or limits out of range, or a
+ * fixed format larger than the limits.
+ */
 int vstream_check_config(const struct vstream_pipe_config *cfg)
 {
 	if (!cfg->readers || cfg->readers > VSTREAM_MAX_READERS ||
@@ -252,6 +270,14 @@ int vstream_check_config(const struct vstream_pipe_config *cfg)
 	return 0;
 }
 
+/**
+ * vstream_pipe_create() - make a pipe and register its nodes
+ * @cfg: the description, checked with vstream_check_config()
+ *
+ * Return: the pipe, or ERR_PTR(): -EINVAL for a bad @cfg, -EBUSY when
+ * every pipe id is taken, -ENOMEM, or what registering the nodes failed
+ * with (-ENFILE: no /dev/videoN number free).
+ */
 struct vstream_pipe *vstream_pipe_create(const struct vstream_pipe_config *cfg)
 {
 	struct vstream_pipe *pipe;

@@ -74,6 +74,15 @@ static const struct v4l2_ctrl_config vstream_ctrl_timeout = {
 	.step = 1,
 };
 
+/**
+ * vstream_ctrls_init() - a node's controls
+ * @node: the node
+ *
+ * Capture nodes: Test Pattern and Frames Without Producer; the output
+ * node: Producer Timeout ms.
+ *
+ * Return: 0, or the control handler's error.
+ */
 int vstream_ctrls_init(struct vstream_node *node)
 {
 	struct v4l2_ctrl_handler *hdl = &node->ctrls;

@@ -33,16 +33,33 @@ static const struct vstream_format vstream_formats[] = {
 	{ V4L2_PIX_FMT_MJPEG,    0, 0, 1, 1, true,  true  },
 };
 
+/**
+ * vstream_num_formats() - the number of formats in the table
+ *
+ * Return: the count.
+ */
 unsigned int vstream_num_formats(void)
 {
 	return ARRAY_SIZE(vstream_formats);
 }
 
+/**
+ * vstream_format_by_index() - a format of the table by position
+ * @index: from 0
+ *
+ * Return: the format, or NULL past the end.
+ */
 const struct vstream_format *vstream_format_by_index(unsigned int index)
 {
 	return index < ARRAY_SIZE(vstream_formats) ? &vstream_formats[index] : NULL;
 }
 
+/**
+ * vstream_find_format() - a format of the table by fourcc
+ * @fourcc: the V4L2 pixel format
+ *
+ * Return: the format, or NULL if the driver has none such.
+ */
 const struct vstream_format *vstream_find_format(u32 fourcc)
 {
 	unsigned int i;
@@ -53,6 +70,14 @@ const struct vstream_format *vstream_find_format(u32 fourcc)
 	return NULL;
 }
 
+/**
+ * vstream_field_valid() - whether a format may carry a field order
+ * @vf: the format
+ * @field: a V4L2_FIELD_* value
+ *
+ * Return: true if @vf can stream @field; compressed formats only
+ * V4L2_FIELD_NONE.
+ */
 bool vstream_field_valid(const struct vstream_format *vf, u32 field)
 {
 	if (vf->compressed)
@@ -73,11 +98,16 @@ bool vstream_field_valid(const struct vstream_format *vf, u32 field)
 	}
 }
 
-/*
- * Make @pix a format the device accepts, as close to the request as the
- * rules allow.  The same function serves TRY_FMT and S_FMT, so they never
- * disagree.  Capture nodes report colorimetry; output nodes take the
- * producer's when it is valid.
+/**
+ * vstream_fill_pix() - make a format the device accepts
+ * @pipe: the pipe, its limits
+ * @vf: the format of the table to use
+ * @pix: the request in, the nearest format the rules allow out
+ * @output: whether it is for the output node
+ *
+ * The same function serves TRY_FMT and S_FMT, so they never disagree.
+ * Capture nodes report colorimetry; output nodes take the producer's when
+ * it is valid.
  */
 void vstream_fill_pix(const struct vstream_pipe *pipe, const struct vstream_format *vf,
 		      struct v4l2_pix_format *pix, bool output)
@@ -125,6 +155,11 @@ void vstream_fill_pix(const struct vstream_pipe *pipe, const struct vstream_form
 	pix->flags = 0;
 }
 
+/**
+ * vstream_clamp_tpf() - bring a time per frame into the driver's range
+ * @tpf: the interval in, within 1/VSTREAM_FPS_MAX to 1/VSTREAM_FPS_MIN
+ *	 seconds out (a zero one becomes 1/VSTREAM_FPS_DEFAULT)
+ */
 void vstream_clamp_tpf(struct v4l2_fract *tpf)
 {
 	unsigned long g;
@@ -147,11 +182,17 @@ void vstream_clamp_tpf(struct v4l2_fract *tpf)
 	tpf->denominator /= g;
 }
 
-/*
- * A baseline greyscale JPEG of any size: every 8x8 block codes a zero DC
- * difference and an immediate end-of-block, each with a one-bit Huffman
- * code, so the image is a flat mid-grey and costs two bits per block.
- * Returns the number of bytes written, or 0 if @size is too small.
+/**
+ * vstream_gen_jpeg() - a flat mid-grey baseline JPEG of any size
+ * @dst: where it goes
+ * @size: room at @dst
+ * @width: image width
+ * @height: image height
+ *
+ * Every 8x8 block codes a zero DC difference and an immediate
+ * end-of-block, each with a one-bit Huffman code: two bits per block.
+ *
+ * Return: the number of bytes written, or 0 if @size is too small.
  */
 int vstream_gen_jpeg(u8 *dst, size_t size, unsigned int width, unsigned int height)
 {
@@ -193,11 +234,15 @@ int vstream_gen_jpeg(u8 *dst, size_t size, unsigned int width, unsigned int heig
 	return p - dst;
 }
 
-/*
- * Parse "FOURCC:WxH@FPS" (FPS optional, default 30) into @cfg's fixed
- * format; the empty string clears it.  The size must be one the format
- * allows within @cfg's limits.  Numbers go through kstrtouint(): no
- * signs, spaces or wrap-around.
+/**
+ * vstream_parse_format() - parse a runtime pipe's fixed format
+ * @s: "FOURCC:WxH" or "FOURCC:WxH@FPS" (FPS default 30), or empty
+ * @cfg: the description whose fixed format is set (cleared by "")
+ *
+ * The size must be one the format allows within @cfg's limits.  Numbers
+ * go through kstrtouint(): no signs, spaces or wrap-around.
+ *
+ * Return: 0, or -EINVAL for anything malformed or out of range.
  */
 int vstream_parse_format(const char *s, struct vstream_pipe_config *cfg)
 {

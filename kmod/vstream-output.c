@@ -53,13 +53,21 @@ static void out_buf_queue(struct vb2_buffer *vb)
 	vstream_pipe_produce(node->pipe, buf);
 }
 
-/*
- * write() runs through vb2's file I/O emulator.  A compressed frame is
- * exactly one write() of any length, so those are queued at once
+/**
+ * vstream_out_write() - write() on the output node
+ * @file: the open output node
+ * @data: the bytes
+ * @count: how many
+ * @ppos: the file position (unused by vb2's emulator)
+ *
+ * Runs through vb2's file I/O emulator.  A compressed frame is exactly one
+ * write() of any length, so those are queued at once
  * (fileio_write_immediately, chosen with the format) and the length is
  * noted for out_buf_queue(); raw frames gather until a whole frame is
  * written, so a frame split over several writes (cat, dd) stays whole.
  * This is vb2_fop_write() plus the note, under the same lock.
+ *
+ * Return: the bytes taken, or vb2_fop_write()'s error.
  */
 ssize_t vstream_out_write(struct file *file, const char __user *data, size_t count,
 			  loff_t *ppos)

@@ -42,13 +42,24 @@
 #define VSTREAM_COPY_FLAGS (V4L2_BUF_FLAG_KEYFRAME | V4L2_BUF_FLAG_PFRAME | \
 			    V4L2_BUF_FLAG_BFRAME | V4L2_BUF_FLAG_TIMECODE)
 
+/**
+ * vstream_pipe_kick() - wake the pipe's thread for a round
+ * @pipe: the pipe
+ */
 void vstream_pipe_kick(struct vstream_pipe *pipe)
 {
 	WRITE_ONCE(pipe->kick, true);
 	wake_up(&pipe->wait);
 }
 
-/* Called with pipe->lock held, from start/stop_streaming. */
+/**
+ * vstream_node_set_streaming() - note that a node starts or stops streaming
+ * @node: the node
+ * @on: starts
+ *
+ * A start resets the sequence and the pace; either way the thread runs a
+ * round.  Context: pipe->lock held, from start/stop_streaming.
+ */
 void vstream_node_set_streaming(struct vstream_node *node, bool on)
 {
 	node->streaming = on;
@@ -77,7 +88,14 @@ static struct vstream_buffer *vstream_peek(struct vstream_node *node, bool take)
 	return buf;
 }
 
-/* Frames of format @a can be copied as they are into buffers of format @b. */
+/**
+ * vstream_same_layout() - whether frames copy as they are between formats
+ * @a: the producer's format
+ * @b: a reader's format
+ *
+ * Return: true if frames of format @a can be copied unchanged into
+ * buffers of format @b.
+ */
 bool vstream_same_layout(const struct v4l2_pix_format *a, const struct v4l2_pix_format *b)
 {
 	return a->pixelformat == b->pixelformat && a->width == b->width &&
@@ -85,11 +103,15 @@ bool vstream_same_layout(const struct v4l2_pix_format *a, const struct v4l2_pix_
 	       a->field == b->field;
 }
 
-/*
- * The next frame for @cap will come by sharing the producer's: it streams
- * the same layout from MMAP buffers.  Only then are @cap's buffers
- * unmapped when queued (vstream_buf_unmap(), which checks @cap's side);
- * the kernel writes the others in place.
+/**
+ * vstream_pipe_shares_into() - whether @cap's next frame comes by sharing
+ * @cap: a capture node
+ *
+ * True when the producer streams the same layout from MMAP buffers.  Only
+ * then are @cap's buffers unmapped when queued (vstream_buf_unmap(),
+ * which checks @cap's side); the kernel writes the others in place.
+ *
+ * Return: whether the next frame will be the producer's own.
  */
 bool vstream_pipe_shares_into(struct vstream_node *cap)
 {
@@ -123,7 +145,14 @@ static bool vstream_takes(const struct vstream_node *cap)
 				  vstream_can_convert(&out->fmt, &cap->fmt));
 }
 
-/* A reader is fed by the producer when it takes its frames and it is not silent. */
+/**
+ * vstream_fed() - whether a reader is fed by the producer
+ * @cap: a capture node
+ *
+ * Return: true if @cap takes the producer's frames (same layout, or one
+ * the driver converts) and the producer is not silent past its Producer
+ * Timeout.
+ */
 bool vstream_fed(const struct vstream_node *cap)
 {
 	return vstream_takes(cap) && !vstream_out_silent(&cap->pipe->out, ktime_get_ns());
@@ -205,6 +234,12 @@ static void vstream_keep_last(struct vstream_pipe *pipe, struct vstream_buffer *
 	pipe->last_field = field;
 }
 
+/**
+ * vstream_pipe_forget_last() - drop the frame kept for Last Frame readers
+ * @pipe: the pipe
+ *
+ * Context: pipe->lock held.
+ */
 void vstream_pipe_forget_last(struct vstream_pipe *pipe)
 {
 	vstream_frame_put(pipe->last);
@@ -317,7 +352,10 @@ static void vstream_out_advance(struct vstream_node *out, u64 now)
 		out->next_ns = now;
 }
 
-/*
+/**
+ * vstream_pipe_complete() - complete the settled buffers
+ * @pipe: the pipe
+ *
  * The settled buffers are done, and their owners woken: at the end of the
  * output's QBUF and write() and of each round of the thread, just before
  * pipe->lock is released (see struct vstream_pipe), readers first.
@@ -344,15 +382,19 @@ void vstream_pipe_complete(struct vstream_pipe *pipe)
 	}
 }
 
-/*
- * From the output's buf_queue, with pipe->lock held: the frame is the
- * driver's now, detached from an MMAP buffer, whoever will read it.  A due
- * frame of a producer at a camera's pace goes to the readers at once, so
- * a reader waits for one wake-up, its own.  Every buffer it settles completes
- * once QBUF (or write()) has its answer: vb2 fills that answer after
- * buf_queue, and it must still say "queued".  Frames not due yet, behind
- * others, or from a producer flat out (VSTREAM_INLINE_RATIO) wait in
- * out->active for the thread.
+/**
+ * vstream_pipe_produce() - take a producer's frame
+ * @pipe: the pipe
+ * @obuf: the output buffer just queued
+ *
+ * The frame is the driver's now, detached from an MMAP buffer, whoever
+ * will read it.  A due frame of a producer at a camera's pace goes to the
+ * readers at once, so a reader waits for one wake-up, its own.  Every
+ * buffer it settles completes once QBUF (or write()) has its answer: vb2
+ * fills that answer after buf_queue, and it must still say "queued".
+ * Frames not due yet, behind others, or from a producer flat out
+ * (VSTREAM_INLINE_RATIO) wait in out->active for the thread.
+ * Context: pipe->lock held, from the output's buf_queue.
  */
 void vstream_pipe_produce(struct vstream_pipe *pipe, struct vstream_buffer *obuf)
 {
@@ -526,6 +568,12 @@ static int vstream_pipe_thread(void *data)
 	return 0;
 }
 
+/**
+ * vstream_pipe_start_thread() - start the pipe's delivery thread
+ * @pipe: the pipe
+ *
+ * Return: 0, or kthread_run()'s error.
+ */
 int vstream_pipe_start_thread(struct vstream_pipe *pipe)
 {
 	pipe->thread = kthread_run(vstream_pipe_thread, pipe, "vstream-%u", pipe->id);
@@ -538,6 +586,10 @@ int vstream_pipe_start_thread(struct vstream_pipe *pipe)
 	return 0;
 }
 
+/**
+ * vstream_pipe_stop_thread() - stop the pipe's delivery thread, if any
+ * @pipe: the pipe
+ */
 void vstream_pipe_stop_thread(struct vstream_pipe *pipe)
 {
 	if (pipe->thread)
