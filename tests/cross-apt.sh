@@ -24,7 +24,10 @@ cross_get() {
 		cross_apt update >"$cache/update.log" 2>&1 ||
 			{ cat "$cache/update.log"; rm "$cache/sources.list"; return 1; }
 	fi
+	# lists older than the archive name superseded versions: update once
 	(cd "$cache/dl" && cross_apt download "$1") >"$cache/download.log" 2>&1 ||
+		{ cross_apt update >"$cache/update.log" 2>&1 &&
+			(cd "$cache/dl" && cross_apt download "$1") >"$cache/download.log" 2>&1; } ||
 		{ cat "$cache/download.log"; return 1; }
 	dpkg-deb -x "$cache/dl/${1%:*}_"*"_${1#*:}.deb" "$2"
 }

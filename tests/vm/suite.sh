@@ -149,6 +149,7 @@ fi
 # The memory groups, which the arm64 guest runs too (tests/vm/groups.sh)
 . $S/tests/vm/groups.sh
 memory_groups
+IB=$B/tests/vm/vs-isolate
 
 # Frames Without Producer: a reader set to Last Frame gets the stopped
 # producer's last frame bit-exact (a random picture: neither the test
