@@ -41,9 +41,11 @@ void vstream_cap_setup_tpg(struct vstream_node *node)
 
 /**
  * vstream_cap_follow_producer() - take the producer's format and interval
- * @cap: a capture node that owns no buffers
+ * @cap: a capture node
  *
- * Context: pipe->lock held.  A reader with buffers keeps its format.
+ * A reader that owns buffers keeps its format.
+ *
+ * Context: pipe->lock held.
  */
 void vstream_cap_follow_producer(struct vstream_node *cap)
 {

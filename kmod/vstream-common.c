@@ -222,7 +222,8 @@ static bool vstream_idle_interval(const struct vstream_node *node, unsigned int 
  *
  * See vstream_idle_sizes[] for what an idle reader offers.
  *
- * Return: 0, or -EINVAL for an unknown format or an index past the end.
+ * Return: 0, or -EINVAL for a format the node does not offer or an index
+ * past the end.
  */
 int vstream_enum_framesizes(struct file *file, void *priv,
 			    struct v4l2_frmsizeenum *fsize)
@@ -642,6 +643,7 @@ int vstream_s_parm(struct file *file, void *priv, struct v4l2_streamparm *parm)
  * @state: the state the buffers return in
  *
  * Drops the frames producer buffers were detached for.
+ *
  * Context: pipe->lock held (from stop_streaming).
  */
 void vstream_return_buffers(struct vstream_node *node, enum vb2_buffer_state state)
@@ -664,14 +666,14 @@ void vstream_return_buffers(struct vstream_node *node, enum vb2_buffer_state sta
  * @nplanes: 0 for REQBUFS, else CREATE_BUFS's plane count
  * @sizes: CREATE_BUFS's plane size in, the size of each buffer out
  *
- * REQBUFS gets at least min_buffers; CREATE_BUFS gets what it asks for,
- * one plane of any size from the format's up.  Either way one queue holds
- * at most max_queue_mb of frame memory, so no opener can pin more (the
- * count shrinks to fit).
+ * REQBUFS asks for at least min_buffers; CREATE_BUFS gets what it asks
+ * for, one plane of any size from the format's up.  Either way one queue
+ * holds at most max_queue_mb of frame memory, so no opener can pin more:
+ * the count shrinks to fit (a producer's buffer counts twice, as it holds
+ * two frames).
  *
  * Return: 0; -EINVAL for CREATE_BUFS of more than one plane or a size
- * below the format's; -ENOMEM if the queue's buffers already fill
- * max_queue_mb.
+ * below the format's; -ENOMEM if not one more buffer fits max_queue_mb.
  */
 int vstream_queue_setup(struct vstream_node *node, unsigned int *nbuffers,
 			unsigned int *nplanes, unsigned int sizes[])

@@ -240,7 +240,8 @@ int vstream_gen_jpeg(u8 *dst, size_t size, unsigned int width, unsigned int heig
  * @cfg: the description whose fixed format is set (cleared by "")
  *
  * The size must be one the format allows within @cfg's limits.  Numbers
- * go through kstrtouint(): no signs, spaces or wrap-around.
+ * go through kstrtouint() in base 10: no minus sign, spaces or
+ * wrap-around.
  *
  * Return: 0, or -EINVAL for anything malformed or out of range.
  */

@@ -58,7 +58,9 @@ void vstream_pipe_kick(struct vstream_pipe *pipe)
  * @on: starts
  *
  * A start resets the sequence and the pace; either way the thread runs a
- * round.  Context: pipe->lock held, from start/stop_streaming.
+ * round.
+ *
+ * Context: pipe->lock held, from start/stop_streaming.
  */
 void vstream_node_set_streaming(struct vstream_node *node, bool on)
 {
@@ -107,11 +109,13 @@ bool vstream_same_layout(const struct v4l2_pix_format *a, const struct v4l2_pix_
  * vstream_pipe_shares_into() - whether @cap's next frame comes by sharing
  * @cap: a capture node
  *
- * True when the producer streams the same layout from MMAP buffers.  Only
- * then are @cap's buffers unmapped when queued (vstream_buf_unmap(),
- * which checks @cap's side); the kernel writes the others in place.
+ * True when the producer streams the same layout from MMAP buffers, not
+ * through write().  Only then are @cap's buffers unmapped when queued
+ * (vstream_buf_unmap(), which checks @cap's side); the kernel writes the
+ * others in place.
  *
- * Return: whether the next frame will be the producer's own.
+ * Return: whether the next frame is meant to be the producer's own
+ * (delivery may still copy it).
  */
 bool vstream_pipe_shares_into(struct vstream_node *cap)
 {
@@ -238,7 +242,7 @@ static void vstream_keep_last(struct vstream_pipe *pipe, struct vstream_buffer *
  * vstream_pipe_forget_last() - drop the frame kept for Last Frame readers
  * @pipe: the pipe
  *
- * Context: pipe->lock held.
+ * Context: pipe->lock held, or the pipe unreachable (its release).
  */
 void vstream_pipe_forget_last(struct vstream_pipe *pipe)
 {
@@ -394,6 +398,7 @@ void vstream_pipe_complete(struct vstream_pipe *pipe)
  * fills that answer after buf_queue, and it must still say "queued".
  * Frames not due yet, behind others, or from a producer flat out
  * (VSTREAM_INLINE_RATIO) wait in out->active for the thread.
+ *
  * Context: pipe->lock held, from the output's buf_queue.
  */
 void vstream_pipe_produce(struct vstream_pipe *pipe, struct vstream_buffer *obuf)

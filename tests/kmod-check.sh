@@ -1,6 +1,7 @@
 #!/bin/sh
 # The module must build with W=1 and pass sparse (C=2) without a single
-# warning, with kernel-doc on every function that is not static.
+# warning, with kernel-doc on every vstream_*() function that is not
+# static (defined with its return type on the same line, kernel style).
 # Usage: kmod-check.sh KDIR SRCDIR
 # Where sparse cannot check this kernel (no sparse; Debian's headers for
 # 7.x ship no scripts/checker-valid.sh, and sparse 0.6.4 cannot parse
