@@ -3,12 +3,13 @@
 # pipelines/srt-serve.sh, ffmpeg -f mpegts, OBS) decoded and fed to a
 # vstream output node.
 #   pipelines/srt-camera.sh OUT URI
-# URI: srt://HOST:PORT calls a listening sender (tested: tests/vm/net.sh);
-# srt://:PORT listens for one (untested: in the guest a calling sender
-# lost its connection, "Connection does not exist").  Readers get
-# WIDTHxHEIGHT (default 1280x720) whatever the sender's size.  LATENCY: SRT's, in ms (120); it retransmits what the network
-# loses within it.
-# When the sender goes, srtsrc (1.22) calls again, and the
+# URI: srt://HOST:PORT calls a listening sender (srt-serve.sh);
+# srt://:PORT listens for callers (OBS's SRT output, ffmpeg -f mpegts
+# srt://HOST:PORT), one after another.  Both are tested
+# (tests/vm/net.sh).  Readers get WIDTHxHEIGHT (default 1280x720)
+# whatever the sender's size.  LATENCY: SRT's, in ms (120); it
+# retransmits what the network loses within it.
+# When the sender goes, srtsrc (1.22) calls again or listens on, and the
 # pipe's readers get its idle frames once no frame came for
 # TIMEOUT ms (1000: the output's Producer Timeout; test pattern or last
 # frame, as the readers' "Frames Without Producer" control says).

@@ -118,6 +118,45 @@ served_h264() {
 	return $r
 }
 
+# SRT the other way round, as OBS (through ffmpeg's libsrt) sends: pipe
+# 1's recipe listens, ffmpeg in "tx" calls it with flat orange in H.264
+# and MPEG-TS, goes, and calls again.  A reader open throughout gets
+# orange, the idle bars once the caller is gone for the recipe's Producer
+# Timeout, then orange again
+srt_send() {
+	$TX ffmpeg -nostdin -hide_banner -loglevel error -re -f lavfi \
+		-i color=c=0xff8000:s=320x240:r=30 -c:v libx264 -preset ultrafast \
+		-tune zerolatency -g 30 -pix_fmt yuv420p -f mpegts \
+		"srt://$RX_IP:7002?mode=caller&latency=120000" >>$LOG/srtl-send.log 2>&1 &
+	snd=$!
+}
+srt_listen() {
+	$P/srt-camera.sh $OUT1 srt://:7002 >$LOG/srtl-camera.log 2>&1 &
+	cam=$!
+	srt_send
+	b=$(frames $OUT1)
+	if wait_frames $OUT1 $((b + 10)) 240; then
+		v4l2-ctl -d $CAP1 --stream-mmap --stream-count=100000 \
+			--stream-to=/tmp/net-srtl.yuyv >/dev/null 2>&1 &
+		rd=$!
+		b=$(frames $CAP1)
+		wait_frames $CAP1 $((b + 15)) 180 && stop $snd && echo "caller stopped" &&
+			b=$(frames $CAP1) && wait_frames $CAP1 $((b + 30)) 120 && {
+			srt_send
+			echo "caller started again"
+			b=$(frames $OUT1)
+			wait_frames $OUT1 $((b + 15)) 240
+		}
+		r=$?
+		stop $rd
+	else
+		r=1
+	fi
+	stop $snd $cam
+	cat $LOG/srtl-camera.log $LOG/srtl-send.log
+	[ $r = 0 ] && $PIC recover /tmp/net-srtl.yuyv 320 240 12
+}
+
 # The serving recipes' encoder reads the node's own buffers when the pipe
 # streams a format it takes: an NV12 producer, then srt-serve.sh's and
 # rtsp-serve.py's vstreamsrc ! videoconvert (passing through) ! x264enc.
@@ -254,6 +293,8 @@ echo "# vstream network group on $(uname -r)"
 for e in rtpvrawpay x264enc avdec_h264 srtsrc rtspsrc; do
 	gst-inspect-1.0 $e >/dev/null 2>&1 || { echo "1..0 # SKIP no GStreamer element $e"; exit 0; }
 done
+ffmpeg -hide_banner -protocols 2>/dev/null | grep -qw srt ||
+	{ echo "1..0 # SKIP no ffmpeg with SRT"; exit 0; }
 /usr/bin/python3 -c "import gi; gi.require_version('GstRtspServer', '1.0')" 2>/dev/null ||
 	{ echo "1..0 # SKIP no gir1.2-gst-rtsp-server-1.0"; exit 0; }
 run "load videobuf2 and v4l2-tpg" load_deps
@@ -269,6 +310,7 @@ v4l2-ctl -d $OUT0 -c producer_timeout_ms=0
 # SRT retransmits what netem drops
 run "SRT H.264 out of one pipe and into another: flat orange within 12" \
 	served_h264 srt srt-serve.sh 7001 srt-camera.sh srt://$TX_IP:7001
+run "SRT with the receiver listening, ffmpeg calling: gone and back, orange, idle, orange" srt_listen
 run "the serving recipes' encoder takes the node's NV12 buffers, no copy" encoder_zero_copy
 run "RTP H.264 across the lossy link: flat orange within 12" rtp_h264
 run "RTSP H.264 out of one pipe and into another: flat orange within 12" \
