@@ -1,7 +1,17 @@
 # Debian's packages for arm64 and ppc64el of this machine's suite, through
-# an apt state of their own under $cache (the caller sets it, and $abi): the
-# system's sources, lists and architectures are left alone.  Sourced by
-# tests/kmod-cross.sh and tests/vm/arm64.sh.
+# an apt state of their own under $cache (set by cross_abi): the system's
+# sources, lists and architectures are left alone; and vstream.ko built
+# for those architectures.  Sourced by tests/kmod-cross.sh and
+# tests/vm/arm64.sh.
+
+# cross_abi KDIR: abi (Debian's kernel ABI, "6.1.0-57") and the cache of
+# KDIR's kernel; false with rel set when KDIR is not Debian's amd64 headers
+cross_abi() {
+	rel=$(sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' "$1/include/generated/utsrelease.h")
+	case $rel in *-amd64) ;; *) return 1 ;; esac
+	abi=${rel%-amd64}
+	cache=${XDG_CACHE_HOME:-$HOME/.cache}/vstream-vm/cross-$abi
+}
 
 cross_apt() {
 	apt-get -o Dir::Etc::SourceList="$cache/sources.list" \
@@ -44,4 +54,17 @@ cross_headers() {
 	kb=${kb%/scripts}
 	mkdir -p "$cache/root/usr/lib"
 	ln -sfn "/usr/lib/${kb##*/}" "$cache/root/usr/lib/${kb##*/}"
+}
+
+# cross_kmod DEBARCH FLAVOUR KARCH CROSS_COMPILE SRCDIR DIR [MAKE ARG...]:
+# kmod/ of SRCDIR copied into DIR and built there with -Werror against
+# Debian's DEBARCH headers; the output goes to DIR.log
+cross_kmod() {
+	cross_headers "$1" "$2" || return 1
+	mkdir -p "$6"
+	cp "$5"/kmod/*.c "$5"/kmod/*.h "$5"/kmod/Kbuild "$5"/kmod/dkms.conf "$6/"
+	h=$cache/root/usr/src/linux-headers-$abi-$2 a=$3 c=$4 d=$6
+	shift 6
+	make -s -C "$h" M="$d" ARCH=$a CROSS_COMPILE=$c VSTREAM_WERROR=y "$@" modules \
+		>"$d.log" 2>&1
 }

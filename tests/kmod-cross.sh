@@ -11,16 +11,11 @@
 # KDIR that is not Debian's amd64 headers.
 set -eu
 kdir=$1 src=$2
-rel=$(sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h")
-case $rel in
-*-amd64) abi=${rel%-amd64} ;;
-*) echo "SKIP: $rel is not a Debian amd64 kernel"; exit 77 ;;
-esac
+. "$src/tests/cross-apt.sh"
+cross_abi "$kdir" || { echo "SKIP: $rel is not a Debian amd64 kernel"; exit 77; }
 for cc in aarch64-linux-gnu-gcc powerpc64le-linux-gnu-gcc; do
 	command -v $cc >/dev/null || { echo "SKIP: no $cc"; exit 77; }
 done
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/vstream-vm/cross-$abi
-. "$src/tests/cross-apt.sh"
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 bad=0
@@ -28,11 +23,7 @@ for target in "arm64 arm64 arm64 aarch64-linux-gnu- aarch64" \
 	"ppc64el powerpc64le powerpc powerpc64le-linux-gnu- PowerPC"; do
 	# shellcheck disable=SC2086
 	set -- $target
-	cross_headers "$1" "$2"
-	mkdir "$t/$1"
-	cp "$src"/kmod/*.c "$src"/kmod/*.h "$src"/kmod/Kbuild "$src"/kmod/dkms.conf "$t/$1/"
-	if ! make -s -C "$cache/root/usr/src/linux-headers-$abi-$2" M="$t/$1" ARCH=$3 \
-		CROSS_COMPILE=$4 VSTREAM_WERROR=y W=1 modules >"$t/$1.log" 2>&1 ||
+	if ! cross_kmod "$1" "$2" "$3" "$4" "$src" "$t/$1" W=1 ||
 		grep -v -e 'Skipping BTF generation' "$t/$1.log" | grep -q .; then
 		echo "vstream.ko for $1 ($abi-$2):"
 		cat "$t/$1.log"

@@ -13,21 +13,15 @@ set -eu
 kdir=$1 S=$(readlink -f "$2") B=$(readlink -f "$3")
 PATH=$PATH:/usr/sbin:/sbin	# modinfo, for a user without them on PATH
 skip() { echo "1..0 # SKIP $*"; exit 0; }
-rel=$(sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h")
-case $rel in
-*-amd64) abi=${rel%-amd64} ;;
-*) skip "$rel is not a Debian amd64 kernel" ;;
-esac
+. "$S/tests/cross-apt.sh"
+cross_abi "$kdir" || skip "$rel is not a Debian amd64 kernel"
 for t in aarch64-linux-gnu-gcc qemu-system-aarch64 modinfo cpio; do
 	command -v $t >/dev/null || skip "no $t"
 done
 [ -e /usr/aarch64-linux-gnu/lib/libc.a ] || skip "no libc6-dev-arm64-cross"
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/vstream-vm/cross-$abi
-. "$S/tests/cross-apt.sh"
 img=$cache/arm64
 mdir=$img/lib/modules/$abi-arm64
 {
-	cross_headers arm64 arm64
 	[ -e "$img/boot/vmlinuz-$abi-arm64" ] || cross_get "linux-image-$abi-arm64:arm64" "$img"
 	[ -e "$img/bin/busybox" ] || cross_get busybox-static:arm64 "$img"
 } >&2
@@ -35,10 +29,8 @@ mdir=$img/lib/modules/$abi-arm64
 W=$B/arm64
 R=$W/root
 rm -rf "$W"
-mkdir -p "$W/kmod" "$R/b/kmod" "$R/b/tests/vm" "$R/s/tests/vm" "$R/bin" "$R/lib"
-cp "$S"/kmod/*.c "$S"/kmod/*.h "$S"/kmod/Kbuild "$S"/kmod/dkms.conf "$W/kmod/"
-make -s -C "$cache/root/usr/src/linux-headers-$abi-arm64" M="$W/kmod" ARCH=arm64 \
-	CROSS_COMPILE=aarch64-linux-gnu- VSTREAM_WERROR=y modules >"$W/kmod.log" 2>&1 ||
+mkdir -p "$R/b/kmod" "$R/b/tests/vm" "$R/s/tests/vm" "$R/bin" "$R/lib"
+cross_kmod arm64 arm64 arm64 aarch64-linux-gnu- "$S" "$W/kmod" >&2 ||
 	{ sed 's/^/# /' "$W/kmod.log"; echo "Bail out! vstream.ko did not build for arm64"; exit 1; }
 cp "$W/kmod/vstream.ko" "$R/b/kmod/"
 for p in vs-loopback vs-hostile vs-isolate; do
